@@ -494,6 +494,11 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         {
             Some(Phase::Startup)
         }
+        // Theano creating its CNMeM pool of GPU memory when the device is initialised, at
+        // `import theano` (`theano/sandbox/cuda/__init__.py` `use`: "ERROR (theano.sandbox.cuda):
+        // … Initialisation of device gpu failed: initCnmem: cnmemInit call failed!
+        // Reason=CNMEM_STATUS_OUT_OF_MEMORY"): before any model work.
+        _ if message.text.contains("initCnmem") => Some(Phase::Startup),
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
@@ -1265,3 +1270,5 @@ mod s43_tests;
 mod s44_tests;
 #[cfg(test)]
 mod s45_tests;
+#[cfg(test)]
+mod s46_tests;

@@ -103,6 +103,7 @@ const SEGMENTS: &[&[FrameRule]] = &[
     // Each block names the project, the file and the version read. ===
     image::A1111_WEBUI,
     speech::SPEECH_APPS,
+    speech::AUDIO_SEPARATION,
     serving::SGLANG_DISAGGREGATION,
     hf::SENTENCE_TRANSFORMERS,
     image::FOOOCUS_WORKER,

@@ -107,6 +107,29 @@ fn skip_stamps(text: &str) -> &str {
     rest
 }
 
+/// A section a program heads with the evaluation's noun (DINO's `eval_knn.py`:
+/// `print("Evaluation: k-NN classification on ImageNet")`; `Validation: running 4 sets`): the
+/// evaluation starts. Not a result printed after it (`Evaluation: acc=0.91`, `Validation:
+/// {'loss': 0.3}`), whose words hold figures.
+fn headed_stage(text: &str) -> Option<(Phase, &str)> {
+    let line = text.trim();
+    let (head, rest) = line.split_once(": ")?;
+    if !matches!(
+        head,
+        "Evaluation" | "Validation" | "Inference" | "Prediction"
+    ) {
+        return None;
+    }
+    let words = rest.trim();
+    let told = words.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !words.contains(['=', ':', '{', '%'])
+        && words.split_whitespace().count() >= 2
+        && !words
+            .split_whitespace()
+            .any(|word| word.contains('.') && word.trim_end_matches(',').parse::<f64>().is_ok());
+    told.then_some((Phase::Inference, line))
+}
+
 /// A `print`ed line after its program's tag: a rank's (`[rank0] evaluating on …`, as torchrun's
 /// `--log-line-prefix-template` / `--tee` and scripts' own `f"[rank{rank}] …"` write it) or
 /// the loop's counter (`epoch 0: validating on …`, `step 30: …`) or Slurm's task label (`0: …`).
@@ -496,6 +519,9 @@ const OBJECT_WINDOW: usize = 4;
 /// The stage a program's log line says it is starting (see the module's notes), with the
 /// message read.
 pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
+    if let Some(found) = headed_stage(text) {
+        return Some(found);
+    }
     let message = message(text)?;
     if message.len() > 160 || message.ends_with('?') {
         return None;

@@ -44,6 +44,13 @@ pub(super) const MARKERS: &[&str] = &[
     "e generation",
     "generating",
     "Generating",
+    // An app's button pressed by its verb (`When I click on generate`, `press Generate`).
+    "lick on ",
+    "lick the ",
+    "lick generate",
+    "lick Generate",
+    "ress generate",
+    "ress Generate",
     "generate an image",
     "for an image",
     "end your request",

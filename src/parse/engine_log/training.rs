@@ -102,6 +102,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("Created TensorFlow device", tensorflow_device),
     rule("***** Running training *****", trainer_loop_start),
     rule("begin training epoch ", fairseq_epoch_start),
+    // A loop's own line as an epoch begins (XLM `train.py`: `logger.info("============ Starting
+    // epoch %i ... ============")`; NVIDIA's Tacotron 2 family; many scripts' `Start epoch 3`).
+    rule("Starting epoch ", epoch_start),
+    rule("Starting Epoch", epoch_start),
+    rule("Start epoch ", epoch_start),
+    rule("start epoch ", epoch_start),
     rule("Skipping batch", fairseq_train_oom),
     rule(
         "recover from OOM in forward/backward pass",
@@ -1105,6 +1111,27 @@ fn fairseq_epoch_start(text: &str, facts: &mut LineFacts) {
         .split_once("begin training epoch ")
         .map_or("", |(_, rest)| rest.trim());
     if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+        step(facts);
+    }
+}
+
+/// An epoch said to begin, its number next (`============ Starting epoch 0 ... ============`,
+/// `Starting Epoch: 0 Iteration: 0`, `Start epoch 3`): the epoch's batches run next. Not an
+/// epoch of another loop (`Start epoch evaluation`), whose number does not follow.
+fn epoch_start(text: &str, facts: &mut LineFacts) {
+    let lower = text.to_ascii_lowercase();
+    let rest = ["starting epoch", "start epoch"]
+        .iter()
+        .find_map(|words| lower.split_once(words).map(|(_, rest)| rest))
+        .unwrap_or("");
+    let number = rest.trim_start_matches([':', ' ', '#', '[']);
+    let digits = number.bytes().take_while(u8::is_ascii_digit).count();
+    let after = number[digits..].trim_start();
+    let ends = after.is_empty()
+        || after.starts_with(['.', '/', '=', ',', ']', '('])
+        || after.starts_with("iteration")
+        || after.starts_with("of ");
+    if digits > 0 && ends {
         step(facts);
     }
 }

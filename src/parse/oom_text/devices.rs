@@ -232,6 +232,43 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Memory Object Allocation Failure") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
+    // Theano's old CUDA back end (`theano/sandbox/cuda/cuda_ndarray.cu` `device_malloc`:
+    // `"Error allocating %llu bytes of device memory (%s). Driver report %llu bytes free and
+    // %llu bytes total"`, the status being `cudaGetErrorString`'s `out of memory`).
+    if let Some(position) = find(text, "bytes of device memory (out of memory)") {
+        let begin = back_to(text, position, "Error allocating");
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
+    // CNMeM, NVIDIA's pool of GPU memory that Theano (`lib.cnmem`) and others carve the card
+    // from (`cnmem.h`: `CNMEM_STATUS_OUT_OF_MEMORY`); Theano's start-up prints `initCnmem:
+    // cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY` when the pool asked does not fit.
+    if let Some(position) = find(text, "CNMEM_STATUS_OUT_OF_MEMORY") {
+        let begin = back_to(text, position, "initCnmem");
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
+    // NVIDIA DALI's device allocation (`dali/core/error_handling.h` `CUDABadAlloc::what`:
+    // `"CUDA allocation failed"`, or with its size `"Can't allocate %zu bytes on device %d."`;
+    // the host's is `"… bytes on host."`) and nvJPEG's status 5 from DALI's decoders
+    // (`NVJPEG_STATUS_ALLOCATOR_FAILURE`, its description "The user-provided allocator functions,
+    // for either memory allocation or for releasing the memory, returned a non-zero code."):
+    // the decoder's device buffers could not be allocated.
+    if let Some(found) = regex!(r"Can't allocate \d+ bytes on device \d+").find(text) {
+        return Some((
+            Family::Framework(FrameworkKind::DeviceRuntime),
+            found.start(),
+        ));
+    }
+    for words in [
+        "CUDA allocation failed",
+        "NVJPEG_STATUS_ALLOCATOR_FAILURE",
+        "NVJPEG error \"5\"",
+        "nvJPEG error (5)",
+        "The user-provided allocator functions, for either memory allocation",
+    ] {
+        if let Some(position) = find(text, words) {
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+        }
+    }
     faiss_start(text)
 }
 
@@ -325,6 +362,8 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
     .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))
+    .or_else(|| integer_of(regex!(r"Errorallocating(\d+)bytesofdevicememory"), squeezed))
+    .or_else(|| integer_of(regex!(r"Can'tallocate(\d+)bytesondevice"), squeezed))
     .or_else(|| {
         integer_of(
             regex!(r"Exceededmaxsizeofmemoryobjectallocation:requested(\d+)bytes"),
@@ -333,11 +372,16 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     })
     .map(Bytes);
     parsed.figures.total_capacity_bytes =
-        integer_of(regex!(r"ismorethantotalmemsize:(\d+)"), squeezed).map(Bytes);
+        integer_of(regex!(r"ismorethantotalmemsize:(\d+)"), squeezed)
+            .or_else(|| integer_of(regex!(r"bytesfreeand(\d+)bytestotal"), squeezed))
+            .map(Bytes);
+    parsed.figures.free_bytes =
+        integer_of(regex!(r"Driverreport(\d+)bytesfreeand"), squeezed).map(Bytes);
     parsed.figures.gpu_index = integer_of(
         regex!(r"FailedtoallocateCUDAmemorywithbytesize\d+onGPU(\d{1,3})"),
         squeezed,
     )
+    .or_else(|| integer_of(regex!(r"Can'tallocate\d+bytesondevice(\d{1,3})"), squeezed))
     .and_then(|index| crate::model::gpu::CudaOrdinal::try_from(index).ok());
     parsed
 }

@@ -86,6 +86,18 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("ut of Video Memory", Words),
         ("ut of cuda memory", Words),
         ("ut of video memory", Words),
+        // … or lacking (`an error about the lack of video memory`).
+        ("ack of video memory", Words),
+        ("ack of VRAM", Words),
+        ("ack of vram", Words),
+        ("ack of GPU memory", Words),
+        ("ack of gpu memory", Words),
+        ("hortage of VRAM", Words),
+        ("hortage of GPU memory", Words),
+        ("hortage of gpu memory", Words),
+        // A title gluing PyTorch's words by underscores (`CUDA_out_of memory`).
+        ("CUDA_out_of", Words),
+        ("cuda_out_of", Words),
         // … or left short of it (`claims not enough VRAM to load models`).
         ("enough VRAM", Words),
         ("enough vram", Words),
@@ -392,6 +404,15 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("StandardGpuResources: alloc", Words),
         // boost.compute's name of OpenCL's `CL_MEM_OBJECT_ALLOCATION_FAILURE` (devices.rs).
         ("Memory Object Allocation Failure", Words),
+        // DALI's device allocation and nvJPEG's allocator status, Theano's CNMeM pool
+        // (devices.rs).
+        ("CUDA allocation failed", Words),
+        ("bytes on device", Words),
+        ("NVJPEG_STATUS_ALLOCATOR_FAILURE", Message),
+        ("NVJPEG error \"5\"", Message),
+        ("nvJPEG error (5)", Message),
+        ("user-provided allocator functions", Words),
+        ("CNMEM_STATUS_OUT_OF_MEMORY", Message),
         ("ErrorOutOfDeviceMemory", Message),
         ("Allocation on device", Message),
         ("Tried to allocate", Message),

@@ -297,7 +297,7 @@ pub fn names_the_gpu(line: &str) -> bool {
 /// RAM`, `killed`). The position of the line's first word: the whole sentence is the mention.
 fn gpu_memory_mention(text: &str) -> Option<usize> {
     let lower = without_offload(text).to_lowercase();
-    const GPU_MEMORY: [&str; 14] = [
+    const GPU_MEMORY: [&str; 19] = [
         "out of vram",
         "out of gpu memory",
         // (`I get a "RuntimeError: Out of CUDA memory" error`.)
@@ -314,6 +314,12 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
         "insufficient vram",
         "insufficient gpu memory",
         "insufficient cuda memory",
+        // (`I get an error about the lack of video memory`.)
+        "lack of vram",
+        "lack of gpu memory",
+        "lack of video memory",
+        "shortage of vram",
+        "shortage of gpu memory",
     ];
     // The words the other way round, as many reporters write them (`8*RTX 3090, batchsize=256,
     // cuda memory not enough`, `GPU memory is insufficient`).
@@ -443,8 +449,9 @@ fn device_mention(text: &str) -> Option<usize> {
             return Some(text.len() - text.trim_start().len());
         }
     }
-    let found =
-        regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)\s?[:\-]?\s?out of memory").captures(&lower)?;
+    // (Also glued by underscores, as an issue title may write it: `CUDA_out_of memory`.)
+    let found = regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)(?:\s?[:\-]?\s?|_)out[ _]of[ _]memory")
+        .captures(&lower)?;
     let device = found.get(1)?;
     if asks_whether(&lower, device.start()) {
         return None;

@@ -316,6 +316,8 @@ mod s42_tests;
 #[cfg(test)]
 mod s45_tests;
 #[cfg(test)]
+mod s46_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -919,6 +919,14 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
                 // clause of time whose verb is a means (`use`) and whose purpose is the stage.
                 used_to(lower, words, index)?
             }
+        } else if let Some(back) = pressed_button(&at)
+            .filter(|&back| (1..=back).all(joined) && reports_a_failure(lower, words[index].end))
+        {
+            // The app's button named by its verb in a sentence that reports the failure (`When
+            // I click on generate, after a while I got the following error`): the stage it
+            // starts (not `After clicking on Generate and waiting for the download, it takes
+            // hours`, where what ran is not told).
+            index - back
         } else if matches!(at(1), Some("when" | "while" | "whenever"))
             && joined(1)
             && !lower[words[index].end..].starts_with(['.', '_', '/', '-'])
@@ -1001,6 +1009,22 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         return None;
     }
     Some((phase, from))
+}
+
+/// How many words back a button is pressed before a stage's verb (`click on generate`, `hit
+/// generate`, `clicking the train`), if it is.
+fn pressed_button<'a>(at: &impl Fn(usize) -> Option<&'a str>) -> Option<usize> {
+    const PRESS: &[&str] = &[
+        "click", "clicked", "clicking", "clicks", "hit", "hitting", "press", "pressed", "pressing",
+    ];
+    let press = |back: usize| at(back).is_some_and(|w| PRESS.contains(&w));
+    if press(1) {
+        Some(1)
+    } else if matches!(at(1), Some("on" | "the")) && press(2) {
+        Some(2)
+    } else {
+        None
+    }
 }
 
 /// `when I use X to <verb>`, `while we were using X to <verb>` (index of `when`), up to eight

@@ -7,6 +7,12 @@ use crate::model::explain::Phase;
 pub(super) const PHRASES: &[(&str, Phase)] = &[
     // Training and fine-tuning.
     ("during training", Phase::TrainingStep),
+    // The failure's words with the stage right after (`CUDA out of memory in training`, `OOM
+    // in inference`), as issue titles write them.
+    ("out of memory in training", Phase::TrainingStep),
+    ("oom in training", Phase::TrainingStep),
+    ("out of memory in inference", Phase::Inference),
+    ("oom in inference", Phase::Inference),
     // The same with the stage's noun (`during the phase of training, I have an error about
     // memory cuda`; not `in the training phase`, which an evaluation inside it is too: `the VAE
     // during inference in the training phase`).

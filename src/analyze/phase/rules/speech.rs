@@ -145,3 +145,16 @@ pub(super) const FASTER_WHISPER_BATCHED: &[FrameRule] = &[
         "faster-whisper",
     ),
 ];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+pub(super) const AUDIO_SEPARATION: &[FrameRule] = &[
+    // --- A track's stems separated, and a model's attributions: Demucs 3-4 (`demucs/apply.py`
+    // `apply_model`, called per track by `demucs/separate.py` `main` and by apps such as
+    // Ultimate Vocal Remover's `demix_demucs`); Open-Unmix 1.x (`openunmix/predict.py`
+    // `separate`: the separator applied to an audio file); Captum 0.4-0.8 (`captum/attr/_core/`
+    // `IntegratedGradients.attribute`, `LayerIntegratedGradients.attribute`, `LRP.attribute`:
+    // attributions of a trained model on inputs, its forwards and gradients with no update). ---
+    r("apply_model", "demucs/apply.py", I, Serve, "demucs"),
+    r("separate", "openunmix/predict.py", I, Serve, "open-unmix"),
+    r("attribute", "captum/attr/", I, Serve, "captum"),
+];

@@ -79,4 +79,10 @@ pub(super) const WORKER_BOOT: &[FrameRule] = &[
         Stage,
         "gunicorn",
     ),
+    // --- RAPIDS Memory Manager 21–24 `rmm/rmm.py` `reinitialize` → `rmm/_lib/
+    // memory_resource.pyx` `_initialize` (`PoolMemoryResource.__cinit__`): the device's memory
+    // pool created as a process or a dask-cuda worker is set up (`LocalCUDACluster(rmm_pool_size=
+    // …)`, `dask_cuda/utils.py` `RMMSetup.setup`), before any task. ---
+    r("reinitialize", "rmm/rmm.py", S, Stage, "rmm"),
+    r("_initialize", "rmm/_lib/memory_resource", S, Stage, "rmm"),
 ];

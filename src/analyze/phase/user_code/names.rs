@@ -73,6 +73,13 @@ pub(in crate::analyze::phase) const INFERENCE_WORDS: &[&str] = &[
     // Speakers told apart in a recording (`process_diarization`, `diarize`).
     "diarization",
     "diarize",
+    // A track's stems separated (`demix_demucs`, Ultimate Vocal Remover's `seperate` as it
+    // spells it), text translated or read off pages (`translate_batch`, `run_ocr`).
+    "separate",
+    "seperate",
+    "demix",
+    "translate",
+    "ocr",
 ];
 /// Words of start-up stages (`_capture_generation_cuda_graphs`, `warmup_generate`,
 /// `profile_run`, `compile_train_step`): a name with one of them says a start-up stage the

@@ -1,0 +1,79 @@
+//! Unit tests of wordings added in session 46: NVIDIA DALI's and nvJPEG's device allocations,
+//! Theano's `device_malloc` with its figures and its CNMeM pool, a title gluing PyTorch's words
+//! by underscores, and a GPU's memory said to be lacking.
+
+use super::*;
+use crate::model::failure::OomMessage;
+
+fn first_gpu(text: &str) -> Option<OomMessage> {
+    parse_text(text)
+        .into_iter()
+        .find(|message| message.is_gpu_oom)
+}
+
+#[test]
+fn dali_and_nvjpeg_allocation_failures_are_gpu_ooms() {
+    for said in [
+        "RuntimeError: Critical error in pipeline: CUDA allocation failed\n",
+        "RuntimeError: Critical error in pipeline: Error in thread 2: [/opt/dali/dali/pipeline/\
+         operators/decoder/nvjpeg/decoupled_api/nvjpeg_decoder_decoupled_api.h:346] NVJPEG \
+         error \"5\" : NVJPEG_STATUS_ALLOCATOR_FAILURE n04418357_26036.JPEG\n",
+        "Error in thread 31: nvJPEG error (5): The user-provided allocator functions, for either \
+         memory allocation or for releasing the memory, returned a non-zero code.\n",
+    ] {
+        assert!(first_gpu(said).is_some(), "{said}");
+    }
+    let sized = first_gpu(
+        "2020-03-02 10:14:01.1: E tensorflow/core/common_runtime/executor.cc:642] Executor \
+         failed\nCan't allocate 129499136 bytes on device 0.\n",
+    )
+    .expect("DALI's sized message");
+    assert_eq!(
+        sized.figures.tried_to_allocate_bytes,
+        Some(Bytes(129_499_136))
+    );
+    assert_eq!(sized.figures.gpu_index.map(|index| index.0), Some(0));
+    // The host's allocation is not the GPU's.
+    assert!(first_gpu("Can't allocate 129499136 bytes on host.\n").is_none());
+}
+
+#[test]
+fn theanos_device_malloc_and_cnmem_pool_are_gpu_ooms() {
+    let malloc = first_gpu(
+        "MemoryError: Error allocating 33554432 bytes of device memory (out of memory). Driver \
+         report 21364736 bytes free and 11715084288 bytes total\n",
+    )
+    .expect("Theano's device_malloc");
+    assert_eq!(
+        malloc.figures.tried_to_allocate_bytes,
+        Some(Bytes(33_554_432))
+    );
+    assert_eq!(malloc.figures.free_bytes, Some(Bytes(21_364_736)));
+    assert_eq!(
+        malloc.figures.total_capacity_bytes,
+        Some(Bytes(11_715_084_288))
+    );
+    let pool = first_gpu(
+        "ERROR (theano.sandbox.cuda): ERROR: Not using GPU. Initialisation of device gpu failed:\n\
+         initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1\n",
+    );
+    assert!(pool.is_some());
+}
+
+#[test]
+fn a_title_glued_by_underscores_or_lacking_video_memory_is_a_mention() {
+    for said in [
+        "# CUDA_out_of memory\n\n  File \"train.py\", line 280, in main\n    \
+         model.optimize_parameters(current_iter)\n",
+        "# When trying to generate a texture, I get an error about the lack of video memory.\n",
+        "The run stops with a shortage of GPU memory on the 3060\n",
+    ] {
+        assert!(first_gpu(said).is_some(), "{said}");
+    }
+    for not_said in [
+        "To avoid a lack of VRAM, enable tiled VAE.\n",
+        "Is this a lack of GPU memory?\n",
+    ] {
+        assert!(first_gpu(not_said).is_none(), "{not_said}");
+    }
+}
