@@ -159,19 +159,35 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
             lines.push(line("process_in_use", bytes, framework, false,
                 "NVML's figure for this process (printed inside the error): all PyTorch reserved plus CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers and other allocators"));
         }
+        let pytorch_pool = caching_allocator
+            || matches!(
+                message.kind,
+                OomKind::MpsOutOfMemory | OomKind::CudaMallocAsync | OomKind::SglangMemory
+            );
         let reserved = reserved_total(message);
         if let Some((bytes, derived)) = reserved {
             lines.push(line("reserved_total", bytes, framework, derived,
-                "everything PyTorch's caching allocator holds (allocated + reserved-but-unallocated); it contains the allocated figure, never add the two"));
+                if pytorch_pool {
+                    "everything PyTorch's caching allocator holds (allocated + reserved-but-unallocated); it contains the allocated figure, never add the two"
+                } else {
+                    "everything the framework's memory pool holds, as its error printed it; it contains the allocated figure, never add the two"
+                }));
         }
+        // Another framework's pool (CuPy's, CUDA.jl's) has its own allocated figure: not
+        // PyTorch's.
         if let Some(bytes) = figures.allocated_by_pytorch_bytes {
-            lines.push(line(
-                "allocated_by_pytorch",
-                bytes,
-                framework,
-                false,
-                "live tensors (blocks handed out by the caching allocator); part of reserved",
-            ));
+            let (key, what) = if pytorch_pool {
+                (
+                    "allocated_by_pytorch",
+                    "live tensors (blocks handed out by the caching allocator); part of reserved",
+                )
+            } else {
+                (
+                    "allocated",
+                    "live arrays (what the framework's memory pool had handed out, as its error printed it); part of reserved",
+                )
+            };
+            lines.push(line(key, bytes, framework, false, what));
         }
         if let Some(bytes) = figures.private_pools_bytes {
             lines.push(line("private_pools", bytes, framework, false,

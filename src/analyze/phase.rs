@@ -499,6 +499,20 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         // … Initialisation of device gpu failed: initCnmem: cnmemInit call failed!
         // Reason=CNMEM_STATUS_OUT_OF_MEMORY"): before any model work.
         _ if message.text.contains("initCnmem") => Some(Phase::Startup),
+        // A video encoder's session or a decoder being created (FFmpeg's `libavcodec/nvenc.c`
+        // `nvenc_open_session` / `nvenc_setup_encoder`: `OpenEncodeSessionEx failed`,
+        // `InitializeEncoder failed`; NVDEC's `cuvidCreateDecoder`): the codec opens before
+        // any frame is coded.
+        _ if [
+            "OpenEncodeSessionEx",
+            "InitializeEncoder",
+            "cuvidCreateDecoder",
+        ]
+        .iter()
+        .any(|call| message.text.contains(call)) =>
+        {
+            Some(Phase::Startup)
+        }
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),

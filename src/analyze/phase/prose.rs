@@ -1113,7 +1113,11 @@ fn runs_on_the_cpu(text: &str) -> bool {
 /// (timestamp, level, `-->`), a source location (`lib.rs:65:`), a traceback line. Its words
 /// are the log's, read (or not) by the log rules, not the reporter's.
 fn is_log_output(text: &str) -> bool {
-    const SIGNS: [&str; 10] = [
+    const SIGNS: [&str; 11] = [
+        // Slurm's report of the kernel's kills in a job step (`slurmstepd: error: Detected 8
+        // oom-kill event(s) in step 59137890.batch cgroup`): its step is the job's, no
+        // training's.
+        "oom-kill event",
         // transformers' warning on weights a checkpoint lacks (`modeling_utils.py`: "You should
         // probably TRAIN this model on a down-stream task…"; 5.x's load report: "Consider
         // training on your downstream task."): the library's words, not the reporter's.

@@ -114,3 +114,29 @@ fn memory_pools_made_at_start_up_and_an_evaluation_headed_by_its_noun() {
     let result = format!("Evaluation: top1 accuracy 0.913\n{MESSAGE}");
     assert_eq!(explain_text(&result).phase.failed_in, Phase::Unknown);
 }
+
+#[test]
+fn a_codec_opened_a_runtime_made_and_an_engine_set_up_are_start_up() {
+    let nvenc = "I0520 16:38:48.761972 8444 livepool.go:244] ***Livepeer is running***\n\
+                 [h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): \
+                 (no details)\nERROR: encoder.c:199] Error opening video encoder : Cannot \
+                 allocate memory\n";
+    let report = explain_text(nvenc);
+    assert!(report.is_gpu_oom);
+    assert_eq!(report.phase.failed_in, Phase::Startup);
+    let taichi =
+        "Traceback (most recent call last):\n  File \"demo.py\", line 11, in <module>\n    \
+                  ti.init(arch=ti.gpu, device_memory_GB=9)\n  File \"/opt/venv/lib/python3.8/\
+                  site-packages/taichi/lang/misc.py\", line 473, in init\n    \
+                  impl.get_runtime().prog.materialize_runtime()\nRuntimeError: \
+                  [cuda_driver.h:operator()@88] CUDA Error CUDA_ERROR_OUT_OF_MEMORY: out of \
+                  memory while calling malloc (cuMemAlloc_v2)\n";
+    assert_eq!(explain_text(taichi).phase.failed_in, Phase::Startup);
+    assert_eq!(
+        phase_of(
+            "After model initialization, during Deepspeed initialization I get the following:"
+        ),
+        Phase::Startup
+    );
+    let _ = MESSAGE;
+}

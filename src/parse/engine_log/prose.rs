@@ -430,6 +430,8 @@ pub(super) const MARKERS: &[&str] = &[
     "apturing the",
     "odel is initiali",
     "nitializing the model",
+    "peed initialization",
+    "ngine initialization",
     "nitialising the model",
     "nitialize the model",
     "nitialise the model",

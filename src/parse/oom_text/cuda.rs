@@ -150,6 +150,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"\b(?:Cuda|HIP) error: 2\[").find(text) {
         return Some((Family::CudaError, found.start()));
     }
+    // TensorRT 5-7's runtime allocator (`runtime.cpp (16) - Cuda Error in allocate: 2`, the
+    // `nvinfer1::CudaError` its default `IGpuAllocator::allocate` throws when `cudaMalloc`
+    // fails): status 2 is `cudaErrorMemoryAllocation`.
+    if let Some(found) = regex!(r"Cuda Error in allocate: 2\b").find(text) {
+        return Some((Family::CudaError, found.start()));
+    }
     if let Some(position) = wrapped_runtime_error(text) {
         return Some((Family::CudaError, position));
     }

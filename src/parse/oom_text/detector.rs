@@ -766,11 +766,15 @@ fn is_wrapped_figures(open: &Open, family: Family, message: &str) -> bool {
     // … or the 2.1+ message wrapped before its second sentence (`… Tried to allocate 20.00
     // MiB.` / `GPU 0 has a total capacity of …`): the tail read on its own as a head-cut
     // message ([`pytorch::start`]) continues the open one that lacks it.
+    // The same for the ≤ 2.0 message wrapped before its parentheses (`… Tried to allocate 10.00
+    // MiB` / `(GPU 0; 2.00 GiB total capacity; …`).
     matches!(open.family, Family::TorchAllocator(_))
         && family == Family::TorchAllocator(Accelerator::Cuda)
         && ((message.starts_with("Tried to allocate")
             && !open.squeezed.contains("Triedtoallocate"))
-            || (message.starts_with("GPU") && !open.squeezed.contains("hasatotalcapac")))
+            || (message.starts_with("GPU") && !open.squeezed.contains("hasatotalcapac"))
+            || (message.trim_start_matches('(').starts_with("GPU")
+                && !open.squeezed.contains("totalcapacity;")))
 }
 
 fn is_complete(open: &Open) -> bool {

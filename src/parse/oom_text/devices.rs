@@ -232,6 +232,24 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Memory Object Allocation Failure") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
+    // NVIDIA's video encoder refusing a session or its buffers for want of device memory, as
+    // FFmpeg's `libavcodec/nvenc.c` `nvenc_print_error` prints it (`"%s: %s (%d)"` with
+    // `NV_ENC_ERR_OUT_OF_MEMORY`'s "out of memory", status 10): `[h264_nvenc @ 0x…]
+    // OpenEncodeSessionEx failed: out of memory (10): (no details)`, `InitializeEncoder failed:
+    // out of memory (10)`.
+    if let Some(found) = regex!(r"\w+ failed: out of memory \(10\)").find(text) {
+        return Some((
+            Family::Framework(FrameworkKind::DeviceRuntime),
+            found.start(),
+        ));
+    }
+    // Julia's CUDA.jl (`src/pool.jl` `OutOfGPUMemoryError`, shown as `Out of GPU memory trying
+    // to allocate 146.250 MiB` over the lines `Effective GPU memory usage: 99.50% (3.792 GiB/
+    // 3.810 GiB)` and `Memory pool usage: 960.548 MiB (2.688 GiB reserved)`; CuArrays 1.x/2.x
+    // printed `SplittingPool usage: …` instead).
+    if let Some(position) = find(text, "Out of GPU memory trying to allocate") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
     // Theano's old CUDA back end (`theano/sandbox/cuda/cuda_ndarray.cu` `device_malloc`:
     // `"Error allocating %llu bytes of device memory (%s). Driver report %llu bytes free and
     // %llu bytes total"`, the status being `cudaGetErrorString`'s `out of memory`).
@@ -363,6 +381,14 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"Errorallocating(\d+)bytesofdevicememory"), squeezed))
+    .map(Bytes)
+    .or_else(|| {
+        super::size_of(
+            regex!(concat!(r"OutofGPUmemorytryingtoallocate", size!())),
+            squeezed,
+        )
+    })
+    .map(|bytes| bytes.0)
     .or_else(|| integer_of(regex!(r"Can'tallocate(\d+)bytesondevice"), squeezed))
     .or_else(|| {
         integer_of(
@@ -377,6 +403,35 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
             .map(Bytes);
     parsed.figures.free_bytes =
         integer_of(regex!(r"Driverreport(\d+)bytesfreeand"), squeezed).map(Bytes);
+    // CUDA.jl's usage lines: the device's used/total, its pool's used and reserved.
+    if squeezed.contains("OutofGPUmemorytryingtoallocate") {
+        if let Some(caps) = regex!(concat!(
+            r"EffectiveGPUmemoryusage:[\d.]+%\(",
+            size!(),
+            r"/",
+            size!(),
+            r"\)"
+        ))
+        .captures(squeezed)
+        {
+            parsed.figures.total_capacity_bytes =
+                caps.get(2).and_then(|m| super::parse_size(m.as_str()));
+        }
+        if let Some(caps) = regex!(concat!(
+            r"Memorypoolusage:",
+            size!(),
+            r"\(",
+            size!(),
+            r"reserved\)"
+        ))
+        .captures(squeezed)
+        {
+            parsed.figures.allocated_by_pytorch_bytes =
+                caps.get(1).and_then(|m| super::parse_size(m.as_str()));
+            parsed.figures.reserved_total_bytes =
+                caps.get(2).and_then(|m| super::parse_size(m.as_str()));
+        }
+    }
     parsed.figures.gpu_index = integer_of(
         regex!(r"FailedtoallocateCUDAmemorywithbytesize\d+onGPU(\d{1,3})"),
         squeezed,

@@ -419,6 +419,10 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
         // NCCL's size comes on the next warning ([`continuation`]).
         FrameworkKind::Nccl => squeezed.contains("FailedtoCUDA"),
         FrameworkKind::Faiss => super::devices::faiss_complete(squeezed),
+        // CUDA.jl's usage lines follow its first line (devices.rs).
+        FrameworkKind::DeviceRuntime if squeezed.contains("OutofGPUmemorytryingtoallocate") => {
+            squeezed.contains("reserved)") || squeezed.contains("SplittingPoolefficiency")
+        }
         // TensorRT-LLM's executor report names the component on a later line.
         FrameworkKind::TensorRt if squeezed.contains("Executorcreationfailed") => {
             squeezed.contains("couldnotbecreated:")

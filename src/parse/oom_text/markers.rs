@@ -413,6 +413,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("nvJPEG error (5)", Message),
         ("user-provided allocator functions", Words),
         ("CNMEM_STATUS_OUT_OF_MEMORY", Message),
+        // NVENC's status 10 as FFmpeg prints it (devices.rs).
+        ("failed: out of memory (10)", Message),
         ("ErrorOutOfDeviceMemory", Message),
         ("Allocation on device", Message),
         ("Tried to allocate", Message),
@@ -423,6 +425,11 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // PyTorch 2.1+'s message with its head cut (`GPU 0 has a total capacity of … of which
         // … is free`; pytorch.rs): a quote in a report (a log prints the head on its line).
         ("has a total capac", Words),
+        // … and PyTorch ≤ 2.0's, cut before its parentheses (`GPU 0; 31.75 GiB total capacity;
+        // 29.72 GiB already allocated; …`).
+        ("total capacity; ", Words),
+        // TensorRT's runtime allocator (cuda.rs).
+        ("Cuda Error in allocate: 2", Message),
         // ggml's device pool retrying a failed allocation: its size for the error that follows
         // when the retry fails too (detector.rs), read in the error's window of a long log.
         ("cached buffers and retrying", Words),

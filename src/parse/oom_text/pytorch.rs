@@ -132,15 +132,22 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
 /// has a total capacity of ", format_size(device_total), " of which ", format_size(
 /// device_free), " is free. "`; 2.1 spells it `capacty`). The position of `GPU`. Not when its
 /// head is on the line before it (that head was read, or rejected as code or advice).
+///
+/// The same for the message of PyTorch ≤ 2.0 cut before its parentheses (`GPU 0; 31.75 GiB total
+/// capacity; 29.72 GiB already allocated; 381.00 MiB free; …`, `THCCachingAllocator` /
+/// `CUDACachingAllocator.cpp`: `"(GPU ", device, "; ", format_size(device_total), " total
+/// capacity; ", format_size(allocated), " already allocated; "`), printed by it only.
 fn head_cut_tail_start(text: &str) -> Option<usize> {
     let found = regex!(
-        r"GPU ?(?:\d+ ?|[\x00-\x1f] ?)?has a total capac(?:i)?ty of \d+(?:[.,]\d+)* ?(?:bytes|[KMGTPE]i?B) of which \d"
+        r"GPU ?(?:\d+ ?|[\x00-\x1f] ?)?has a total capac(?:i)?ty of \d+(?:[.,]\d+)* ?(?:bytes|[KMGTPE]i?B) of which \d|GPU \d+; \d+(?:[.,]\d+)* ?[KMGT]iB total capacity; \d+(?:[.,]\d+)* ?(?:bytes|[KMGT]iB) already allocated"
     )
     .find(text)?;
     let head = &text[..found.start()];
+    // (The old message's parenthesis opens its figures: `(GPU 0; …` names the device.)
+    let start = found.start() - usize::from(head.ends_with('('));
     (super::find(head, "Tried to allocate").is_none()
         && super::find(head, "out of memory").is_none())
-    .then_some(found.start())
+    .then_some(start)
 }
 
 /// Whether the figures part of the message has been read completely.

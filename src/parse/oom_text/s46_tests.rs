@@ -77,3 +77,74 @@ fn a_title_glued_by_underscores_or_lacking_video_memory_is_a_mention() {
         assert!(first_gpu(not_said).is_none(), "{not_said}");
     }
 }
+
+#[test]
+fn video_codecs_cuda_jl_and_tensorrts_allocator_are_gpu_ooms() {
+    let nvenc = first_gpu(
+        "[hevc_nvenc @ 0x55f45f5f5cc0] OpenEncodeSessionEx failed: out of memory (10): (no \
+         details)\n[hevc_nvenc @ 0x55f45f5f5cc0] No capable devices found\n",
+    );
+    assert!(nvenc.is_some());
+    assert!(first_gpu("runtime.cpp (16) - Cuda Error in allocate: 2\n").is_some());
+    let julia = first_gpu(
+        "ERROR: Out of GPU memory trying to allocate 146.250 MiB\nEffective GPU memory usage: \
+         99.50% (3.792 GiB/3.810 GiB)\nMemory pool usage: 960.548 MiB (2.688 GiB reserved)\n\
+         Stacktrace:\n",
+    )
+    .expect("CUDA.jl's error");
+    let figures = &julia.figures;
+    assert_eq!(
+        figures.tried_to_allocate_bytes,
+        crate::parse::oom_text::parse_size("146.250MiB")
+    );
+    assert_eq!(
+        figures.total_capacity_bytes,
+        crate::parse::oom_text::parse_size("3.810GiB")
+    );
+    assert_eq!(
+        figures.allocated_by_pytorch_bytes,
+        crate::parse::oom_text::parse_size("960.548MiB")
+    );
+    assert_eq!(
+        figures.reserved_total_bytes,
+        crate::parse::oom_text::parse_size("2.688GiB")
+    );
+}
+
+#[test]
+fn pytorchs_old_message_cut_to_its_figures_is_a_gpu_oom() {
+    // Wrapped before its parentheses, the message stays one.
+    let wrapped = parse_text(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 10.00 MiB \n(GPU 0; \
+         2.00 GiB total capacity; 1.72 GiB already allocated; 0 bytes free; 1.74 GiB reserved in \
+         total by PyTorch) \n",
+    );
+    assert_eq!(wrapped.len(), 1);
+    assert_eq!(wrapped[0].figures.free_bytes, Some(Bytes(0)));
+    assert!(wrapped[0].figures.tried_to_allocate_bytes.is_some());
+    let cut = first_gpu(
+        "i get a message like the one below\n\nGPU 0; 31.75 GiB total capacity; 29.72 GiB already \
+         allocated; 381.00 MiB free; 29.94 GiB reserved in total by PyTorch\n",
+    )
+    .expect("the figures of PyTorch's old message");
+    assert_eq!(
+        cut.figures.free_bytes,
+        crate::parse::oom_text::parse_size("381.00MiB")
+    );
+}
+
+#[test]
+fn a_kill_told_by_its_exit_code_137() {
+    for told in [
+        "It hangs for a while and then exits with code 137.\n",
+        "The litellm pod OOMKilled (exit 137) within 11s of starting\n",
+        "CONTAINER ID   STATUS\n3f2a   Exited (137) 5 seconds ago\n",
+    ] {
+        let messages = parse_text(told);
+        let kill = messages.first().expect(told);
+        assert!(!kill.is_gpu_oom, "{told}");
+        assert_eq!(kill.details.exit_code, Some(137), "{told}");
+    }
+    // A port or a count is no exit code.
+    assert!(parse_text("listening on port 8137, exit 1370 lines\n").is_empty());
+}

@@ -511,6 +511,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("initialise the model", Phase::WeightsLoad),
     ("model initialization", Phase::WeightsLoad),
     ("model initialisation", Phase::WeightsLoad),
+    // An engine or a training wrapper set up around the model (`during Deepspeed
+    // initialization`, `during engine initialization`): start-up, before any step or request.
+    ("during deepspeed initialization", Phase::Startup),
+    ("during engine initialization", Phase::Startup),
+    ("during the engine initialization", Phase::Startup),
     ("生成图", Phase::Inference),
     ("推論", Phase::Inference),
     ("추론", Phase::Inference),

@@ -85,4 +85,8 @@ pub(super) const WORKER_BOOT: &[FrameRule] = &[
     // …)`, `dask_cuda/utils.py` `RMMSetup.setup`), before any task. ---
     r("reinitialize", "rmm/rmm.py", S, Stage, "rmm"),
     r("_initialize", "rmm/_lib/memory_resource", S, Stage, "rmm"),
+    // --- Taichi 0.x-1.x `taichi/lang/misc.py` `init` (`ti.init(arch=ti.gpu,
+    // device_memory_GB=…)` → `materialize_runtime`): the runtime and its device memory pool
+    // made before any kernel runs. ---
+    r("init", "taichi/lang/misc.py", S, Stage, "taichi"),
 ];
