@@ -388,7 +388,14 @@ pub fn request_endpoint(text: &str) -> Option<&str> {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'))
     });
     let v2_infer = path.contains("/models/") && path.ends_with("/infer");
-    (known || v2_infer).then_some(path)
+    // An app's own endpoint named for running its model (a Flask app's `/translate`, a demo's
+    // `/predict_batch`, a TTS server's `/synthesize`): read as a function's name is
+    // (`user_code::name_phase`).
+    let last = path.rsplit('/').next().unwrap_or("");
+    let named = !last.is_empty()
+        && last.len() <= 40
+        && crate::analyze::phase::user_code::name_phase(last) == Some(Phase::Inference);
+    (known || v2_infer || named).then_some(path)
 }
 
 /// Whether a request line is a program's (a server's access or error line, a client's log): it

@@ -140,3 +140,16 @@ fn a_codec_opened_a_runtime_made_and_an_engine_set_up_are_start_up() {
     );
     let _ = MESSAGE;
 }
+
+#[test]
+fn an_apps_endpoint_named_for_its_model_failing_under_the_oom_is_a_request() {
+    let served = format!(
+        "{MESSAGE}127.0.0.1 - - [10/Jan/2021 10:00:00] \"POST /translate HTTP/1.1\" 500 -\n"
+    );
+    assert_eq!(explain_text(&served).phase.failed_in, Phase::Inference);
+    // A path that loads a model is no request served.
+    let load = format!(
+        "{MESSAGE}127.0.0.1 - - [10/Jan/2021 10:00:00] \"POST /switch-model HTTP/1.1\" 500 -\n"
+    );
+    assert_ne!(explain_text(&load).phase.failed_in, Phase::Inference);
+}

@@ -254,7 +254,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             r#"(?i)(?:exit(?:s|ed)?(?: with)?(?: code| status(?: code)?)|exitcode|return ?code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)(?:$|[^0-9A-Za-z_])|(?:^|[^A-Za-z_])exit(?:ed)? ?\(?137\)?(?:$|[^0-9A-Za-z_])|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
         )
         .find(text)?;
-        return Some((Family::Host(HostKind::Killed), found.start()));
+        // gunicorn's line names the worker before its words (`Worker (pid:2977) was sent
+        // SIGKILL!`): the message starts at the worker.
+        let begin = if found.as_str() == "was sent SIGKILL" {
+            super::back_to(text, found.start(), "Worker (pid:")
+        } else {
+            found.start()
+        };
+        return Some((Family::Host(HostKind::Killed), begin));
     }
     None
 }
@@ -427,6 +434,14 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
             // local_rank: %s (pid: %s) of binary: %s`), its `ChildFailedError` summary
             // (`errors/__init__.py` `_FAILURE_FORMAT_TEMPLATE`: `exitcode  : -9 (pid: 36071)`)
             // and that summary's `traceback : Signal 9 (SIGKILL) received by PID 36071`.
+            // Or gunicorn's arbiter naming the worker it killed (`gunicorn/arbiter.py`
+            // `Arbiter.reap_workers`: `"Worker (pid:%s) was sent SIGKILL! Perhaps out of
+            // memory?"`), the first such line.
+            details.killed_pid = details.killed_pid.or_else(|| {
+                regex!(r"Worker \(pid:(\d+)\) was sent SIGKILL")
+                    .captures(text)
+                    .and_then(|caps| caps.get(1)?.as_str().parse().ok())
+            });
             details.killed_pid = details.killed_pid.or_else(|| {
                 regex!(r"(?i)exitcode\s*:\s*-9\)?\s*(?:local_rank:\s*\d+\s*)?\(pid:\s*(\d+)\)|Signal 9 \(SIGKILL\) received by PID (\d+)")
                     .captures(text)

@@ -148,3 +148,21 @@ fn a_kill_told_by_its_exit_code_137() {
     // A port or a count is no exit code.
     assert!(parse_text("listening on port 8137, exit 1370 lines\n").is_empty());
 }
+
+#[test]
+fn the_killed_worker_is_named() {
+    let gunicorn = parse_text(
+        "[2024-01-19 00:48:32 +0000] [2973] [ERROR] Worker (pid:2977) was sent SIGKILL! Perhaps \
+         out of memory?\n",
+    );
+    let kill = gunicorn.first().expect("gunicorn's kill");
+    assert_eq!(kill.details.killed_pid, Some(2977));
+    // The worker a bus error killed, named with the worker's own report of it.
+    let bus = parse_text(
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient \
+         shared memory (shm).\nRuntimeError: DataLoader worker (pid 4071827) is killed by \
+         signal: Bus error. It is possible that dataloader's workers are out of shared memory.\n",
+    );
+    let shm = bus.first().expect("the worker's bus error");
+    assert!(!shm.is_gpu_oom);
+}
