@@ -93,22 +93,14 @@ fn video_codecs_cuda_jl_and_tensorrts_allocator_are_gpu_ooms() {
     )
     .expect("CUDA.jl's error");
     let figures = &julia.figures;
-    assert_eq!(
-        figures.tried_to_allocate_bytes,
-        crate::parse::oom_text::parse_size("146.250MiB")
-    );
-    assert_eq!(
-        figures.total_capacity_bytes,
-        crate::parse::oom_text::parse_size("3.810GiB")
-    );
-    assert_eq!(
-        figures.allocated_by_pytorch_bytes,
-        crate::parse::oom_text::parse_size("960.548MiB")
-    );
-    assert_eq!(
-        figures.reserved_total_bytes,
-        crate::parse::oom_text::parse_size("2.688GiB")
-    );
+    for (read, printed) in [
+        (figures.tried_to_allocate_bytes, "146.250MiB"),
+        (figures.total_capacity_bytes, "3.810GiB"),
+        (figures.allocated_by_pytorch_bytes, "960.548MiB"),
+        (figures.reserved_total_bytes, "2.688GiB"),
+    ] {
+        assert_eq!(read, parse_size(printed), "{printed}");
+    }
 }
 
 #[test]
@@ -127,10 +119,7 @@ fn pytorchs_old_message_cut_to_its_figures_is_a_gpu_oom() {
          allocated; 381.00 MiB free; 29.94 GiB reserved in total by PyTorch\n",
     )
     .expect("the figures of PyTorch's old message");
-    assert_eq!(
-        cut.figures.free_bytes,
-        crate::parse::oom_text::parse_size("381.00MiB")
-    );
+    assert_eq!(cut.figures.free_bytes, parse_size("381.00MiB"));
 }
 
 #[test]
