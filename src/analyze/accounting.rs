@@ -159,10 +159,12 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
             lines.push(line("process_in_use", bytes, framework, false,
                 "NVML's figure for this process (printed inside the error): all PyTorch reserved plus CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers and other allocators"));
         }
+        // PyTorch's allocators (its caching allocator, MPS's, cudaMallocAsync's) print PyTorch's
+        // figures; another framework's pool (CuPy's, CUDA.jl's) prints its own.
         let pytorch_pool = caching_allocator
             || matches!(
                 message.kind,
-                OomKind::MpsOutOfMemory | OomKind::CudaMallocAsync | OomKind::SglangMemory
+                OomKind::MpsOutOfMemory | OomKind::CudaMallocAsync
             );
         let reserved = reserved_total(message);
         if let Some((bytes, derived)) = reserved {
@@ -173,8 +175,6 @@ pub fn lines(failure: Option<&OomMessage>, memory: &EngineMemory) -> Vec<Account
                     "everything the framework's memory pool holds, as its error printed it; it contains the allocated figure, never add the two"
                 }));
         }
-        // Another framework's pool (CuPy's, CUDA.jl's) has its own allocated figure: not
-        // PyTorch's.
         if let Some(bytes) = figures.allocated_by_pytorch_bytes {
             let (key, what) = if pytorch_pool {
                 (

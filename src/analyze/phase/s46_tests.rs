@@ -138,7 +138,6 @@ fn a_codec_opened_a_runtime_made_and_an_engine_set_up_are_start_up() {
         ),
         Phase::Startup
     );
-    let _ = MESSAGE;
 }
 
 #[test]

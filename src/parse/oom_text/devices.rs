@@ -381,14 +381,6 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"Errorallocating(\d+)bytesofdevicememory"), squeezed))
-    .map(Bytes)
-    .or_else(|| {
-        super::size_of(
-            regex!(concat!(r"OutofGPUmemorytryingtoallocate", size!())),
-            squeezed,
-        )
-    })
-    .map(|bytes| bytes.0)
     .or_else(|| integer_of(regex!(r"Can'tallocate(\d+)bytesondevice"), squeezed))
     .or_else(|| {
         integer_of(
@@ -403,8 +395,13 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
             .map(Bytes);
     parsed.figures.free_bytes =
         integer_of(regex!(r"Driverreport(\d+)bytesfreeand"), squeezed).map(Bytes);
-    // CUDA.jl's usage lines: the device's used/total, its pool's used and reserved.
+    // CUDA.jl's request in Julia's units, then its usage lines: the device's used/total, its
+    // pool's used and reserved.
     if squeezed.contains("OutofGPUmemorytryingtoallocate") {
+        parsed.figures.tried_to_allocate_bytes = super::size_of(
+            regex!(concat!(r"OutofGPUmemorytryingtoallocate", size!())),
+            squeezed,
+        );
         if let Some(caps) = regex!(concat!(
             r"EffectiveGPUmemoryusage:[\d.]+%\(",
             size!(),
