@@ -900,7 +900,26 @@ fn is_library_noise(text: &str) -> bool {
     if warning {
         return true;
     }
-    trimmed.ends_with(':') && trimmed.split_whitespace().count() <= 3
+    // (Or the reporter's sentence between two pasted blocks introducing the error below,
+    // `and I get the below error:`, `Then I got this error:`.)
+    trimmed.ends_with(':')
+        && (trimmed.split_whitespace().count() <= 3 || introduces_the_error(trimmed))
+}
+
+/// A short sentence ending in a colon that introduces the error pasted under it (`and I get
+/// the below error:`, `then it fails with the following error:`): it names no stage.
+fn introduces_the_error(trimmed: &str) -> bool {
+    let lower = trimmed.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    words.len() <= 10
+        && words.iter().any(|word| matches!(*word, "error" | "errors"))
+        && words
+            .iter()
+            .any(|word| matches!(*word, "below" | "following" | "this" | "the"))
+        && crate::analyze::phase::prose::line_stage(trimmed).is_none()
 }
 
 /// Whether a line reports one input of a run done with more to come: a count short of its

@@ -152,3 +152,17 @@ fn an_apps_endpoint_named_for_its_model_failing_under_the_oom_is_a_request() {
     );
     assert_ne!(explain_text(&load).phase.failed_in, Phase::Inference);
 }
+
+#[test]
+fn a_sentence_introducing_the_error_does_not_hide_the_programs_last_line() {
+    let split = format!(
+        "```\nResampling...\n  Resampled in 18.83s\nPredicting part 1 of 5 ...\n```\n\nand I get \
+         the below error:\n```\n{MESSAGE}```\n"
+    );
+    assert_eq!(explain_text(&split).phase.failed_in, Phase::Inference);
+    // A sentence that names a stage is the reporter's reading, not a bridge over it.
+    let named = format!(
+        "Predicting part 1 of 5 ...\n\nwhile training I get the following error:\n{MESSAGE}"
+    );
+    assert_eq!(explain_text(&named).phase.failed_in, Phase::TrainingStep);
+}
