@@ -330,6 +330,12 @@
 #   vllm-0.6.4 ex.   0.43 s      0.53 s / 0.97 s      0.56 s        1.23x (1.30x)    0.97 s
 # Medians within 0.04 s of the best; RSS 25-32 MiB (was 33-36). The 2x goal is met on all five
 # inputs on this VM. Under load 5.6 (helpers compiling), varied: 1.67x against 2.83x before.
+# Forty-sixth session (2026-12-06 16:32 UTC, a 2-core VM, load 1.4): 1 GiB of
+# `scripts/gen_serving_log.py --size-mib 1024` (mixed engines), RUNS=5 alternated with grep and
+# the session's start build b29d4464: grep -c 0.21 s; explain 0.38 s best / 0.40 s median wall
+# (0.67-0.74 s CPU, 26-27 MiB RSS), 1.90x grep at the median; b29d4464 0.28 s best / 0.39 s
+# median in the same loop. The session's new markers (DALI, nvJPEG, CNMeM, NVENC, TensorRT's
+# allocator, CUDA.jl) are rare strings; the JSON reports of both builds are the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
