@@ -1286,3 +1286,5 @@ mod s44_tests;
 mod s45_tests;
 #[cfg(test)]
 mod s46_tests;
+#[cfg(test)]
+mod s47_tests;

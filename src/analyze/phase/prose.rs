@@ -296,7 +296,17 @@ fn cjk_job_word(lower: &str, at: usize, phrase: &str) -> bool {
 /// another stage or the training's surroundings are named in it (`# Training data loading
 /// OOM`, `# Training script fails at checkpoint save`).
 fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
-    const NOUNS: &[&str] = &["training", "finetuning", "fine-tuning", "fine tuning"];
+    // (A post-training, a pre-training: the same steps, session 47.)
+    const NOUNS: &[&str] = &[
+        "training",
+        "finetuning",
+        "fine-tuning",
+        "fine tuning",
+        "posttraining",
+        "post-training",
+        "pretraining",
+        "pre-training",
+    ];
     const FAILURE: &[&str] = &[
         "oom", "cuda", "gpu", "out", "of", "memory", "error", "errors", "issue", "-", ":",
     ];

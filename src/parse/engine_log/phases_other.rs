@@ -452,7 +452,10 @@ fn a1111_loaded(text: &str, facts: &mut LineFacts) {
 /// inside that job, as the generation footer (`Torch active/reserved:`) shows for a job that
 /// finished.
 fn a1111_failed_job(text: &str, facts: &mut LineFacts) {
-    if text.trim_start().starts_with("Arguments: ('task(") {
+    // 1.6 on prints its error records with `*** ` before each line (`modules/errors.py`
+    // `report`: `*** Error completing request`, `*** Arguments: ('task(…)', …)`).
+    let record = text.trim_start().trim_start_matches('*').trim_start();
+    if record.starts_with("Arguments: ('task(") {
         facts.late_phase = Some(Phase::Inference);
     }
 }

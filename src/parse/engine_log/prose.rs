@@ -67,6 +67,13 @@ pub(super) const MARKERS: &[&str] = &[
     // … and a model run on its inputs (`The error happens specifically on the line
     // model.generate(prompt)`, session 41).
     ".generate(",
+    // … and a trainer's step named with or without its parentheses (`got CUDA OOM error in
+    // PPOTrainer.step()`, `` The `ppo_trainer.step` causes … out of memory ``, session 47).
+    "rainer.step",
+    // … and Keras' fit named as the failing call (`model.fit(train_images, train_labels,
+    // epochs=5)`, R's `model %>% fit_generator(…)`).
+    ".fit(",
+    "fit_generator(",
     ".predict(",
     ".transcribe(",
     ".to(self.",
@@ -673,6 +680,7 @@ pub(super) const MARKERS: &[&str] = &[
     "en we test",
     "en testing",
     "le testing",
+    "he testing",
     "le I test",
     "le i test",
     // `在train的过程仍然中断` (in the course of train, it still breaks).

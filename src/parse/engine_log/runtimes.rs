@@ -15,6 +15,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("] Begin execution", ort_run_begins),
     rule("driver version is insufficient", insufficient_driver),
     rule("cudaErrorInsufficientDriver", insufficient_driver),
+    // The driver's context made at the first CUDA call (session 47).
+    rule("cuDevicePrimaryCtxRetain", context_creation),
+    rule("cuCtxCreate", context_creation),
+    // The RAPIDS Accelerator's device memory set up as a Spark executor starts (session 47).
+    rule("Rmm.initialize(", rmm_java_initialize),
+    rule(".initializeRmm(", rmm_java_initialize),
     rule("NDArrayCache::Load", tvm_params_load),
     rule("video 1/", ultralytics_prediction),
     rule(" (frame ", ultralytics_prediction),
@@ -140,6 +146,38 @@ fn ort_kernel(text: &str, facts: &mut LineFacts) {
 fn insufficient_driver(text: &str, facts: &mut LineFacts) {
     if has(text, "CUDA driver version is insufficient") || has(text, "cudaErrorInsufficientDriver")
     {
+        facts.failed_phase_hint = Some(Phase::Startup);
+    }
+}
+
+/// The driver API's context creation: `cuDevicePrimaryCtxRetain` (the primary context the CUDA
+/// runtime, PyTorch, CuPy and CUDA.jl use: CUDA.jl `lib/cudadrv/context.jl` `CuContext(dev)`,
+/// TensorFlow's `stream_executor/cuda/cuda_driver.cc` `failed call to cuDevicePrimaryCtxRetain:
+/// CUDA_ERROR_OUT_OF_MEMORY`) and `cuCtxCreate` (older TensorFlow, PyCUDA's `make_context`), as
+/// a frame or a failed call: the first CUDA call of the process makes the context (a few
+/// hundred MiB of the device's memory), before any model work: start-up.
+fn context_creation(text: &str, facts: &mut LineFacts) {
+    let named = |name: &str| {
+        text.match_indices(name).any(|(at, _)| {
+            let after = text[at + name.len()..].chars().next();
+            // `cuCtxCreate`, `cuCtxCreate_v2`, `cuCtxCreate(`, not `cuCtxCreateFoo`.
+            !after.is_some_and(|c| c.is_ascii_alphanumeric())
+                || text[at + name.len()..].starts_with("_v")
+        })
+    };
+    if named("cuDevicePrimaryCtxRetain") || named("cuCtxCreate") {
+        facts.failed_phase_hint = Some(Phase::Startup);
+    }
+}
+
+/// The RAPIDS Accelerator for Apache Spark setting up the executor's device memory
+/// (spark-rapids `GpuDeviceManager.scala` `initializeMemory` → `initializeRmm` → cuDF's Java
+/// `ai.rapids.cudf.Rmm.initialize`, which builds the pool or async memory resource): a Java
+/// frame (`at ai.rapids.cudf.Rmm.initialize(Rmm.java:247)`) under the failure places it at the
+/// executor's start, before any task.
+fn rmm_java_initialize(text: &str, facts: &mut LineFacts) {
+    let frame = text.trim_start().starts_with("at ");
+    if frame && (has(text, "ai.rapids.cudf.Rmm.initialize(") || has(text, "$.initializeRmm(")) {
         facts.failed_phase_hint = Some(Phase::Startup);
     }
 }

@@ -16,6 +16,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("Saving checkpoint to ", checkpoint_save),
     rule("is about to be saved!", deepspeed_save),
     rule("saving checkpoint: ", checkpoint_save),
+    rule("Start saving model checkpoint", checkpoint_save),
+    rule("Executing training step for epoch ", burn_epoch_step),
+    rule("Executing validation step for epoch ", burn_epoch_step),
     rule(", saving model to ", lightning_checkpoint),
     rule("Saving checkpoint at ", openmmlab_checkpoint),
     rule(", skipped=", deepspeed_step),
@@ -211,8 +214,37 @@ fn checkpoint_save(text: &str, facts: &mut LineFacts) {
         .split("saving checkpoint: ")
         .nth(1)
         .is_some_and(|rest| !rest.trim().is_empty() && !rest.contains(' '));
-    if has(text, "Saving model checkpoint to ") || has(text, "Saving checkpoint to ") || kohya {
+    // ColossalAI's Colossal-LLaMA-2 `train.py`: `coordinator.print_on_master("\nStart saving
+    // model checkpoint with running states")` before `save_checkpoint` (session 47).
+    let colossal = has(text, "Start saving model checkpoint");
+    if has(text, "Saving model checkpoint to ")
+        || has(text, "Saving checkpoint to ")
+        || kohya
+        || colossal
+    {
         save(facts);
+    }
+}
+
+/// burn's learner (`burn-train/src/learner/epoch.rs`, 0.9–0.16: `log::info!("Executing training
+/// step for epoch {}", …)` in `TrainEpoch::run`, `"Executing validation step for epoch {}"` in
+/// `ValidEpoch::run`), logged by its `tracing` subscriber as `INFO burn_train::learner::epoch:
+/// Executing training step for epoch 1`: the epoch's steps run next (a validation pass is the
+/// model run without a backward pass).
+fn burn_epoch_step(text: &str, facts: &mut LineFacts) {
+    for (words, training) in [
+        ("Executing training step for epoch ", true),
+        ("Executing validation step for epoch ", false),
+    ] {
+        let numbered = text
+            .split(words)
+            .nth(1)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+        if numbered && training {
+            step(facts);
+        } else if numbered {
+            evaluation(facts);
+        }
     }
 }
 

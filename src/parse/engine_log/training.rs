@@ -22,6 +22,7 @@ pub(super) const RULES: &[Rule] = &[
     rule(".py in ", ipython7_frame),
     rule(".py](", colab_frame),
     rule(".lua:", lua_frame),
+    rule("Error in ", matlab_frame),
     rule("---> ", jupyter_call),
     rule("frame #", native_frame),
     rule("[bt] (", dmlc_frame),
@@ -105,6 +106,9 @@ pub(super) const RULES: &[Rule] = &[
     // A loop's own line as an epoch begins (XLM `train.py`: `logger.info("============ Starting
     // epoch %i ... ============")`; NVIDIA's Tacotron 2 family; many scripts' `Start epoch 3`).
     rule("Starting epoch ", epoch_start),
+    // Keras' `ProgbarLogger.on_epoch_begin` (`Epoch 1/10` alone on its line) and the scripts
+    // that print the same as an epoch begins (session 47).
+    rule("Epoch ", epoch_of_epochs),
     rule("Starting Epoch", epoch_start),
     rule("Start epoch ", epoch_start),
     rule("start epoch ", epoch_start),
@@ -350,6 +354,35 @@ fn lua_frame(text: &str, facts: &mut LineFacts) {
     let whole = function_name(name).filter(|function| function.len() == name.len());
     if let Some(function) = whole.filter(|_| !file.contains(' ')) {
         facts.frame = Some((function.to_string(), file.to_string()));
+    }
+}
+
+/// A MATLAB stack's frame, as an uncaught error prints them innermost first (`Error in
+/// vl_nnconv`, `Error in dagnn.Conv/forward (line 11)`, `Error in cnn_train>process_epoch (line
+/// 286)`): a file's function, a local function after `>`, a class's method after `/`. The
+/// function counts as a frame of the file it is named with (`cnn_train.m`); MATLAB's own
+/// toolboxes and MatConvNet's layers (`vl_nn…`) are frames as any other, their names read by
+/// the same rules.
+fn matlab_frame(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.trim_start().strip_prefix("Error in ") else {
+        return;
+    };
+    let Some((name, line)) = rest.trim_end().split_once(" (line ") else {
+        return;
+    };
+    let numbered = line
+        .strip_suffix(')')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '>' | '/' | '@');
+    if !numbered || name.is_empty() || !name.chars().all(word) {
+        return;
+    }
+    let (file, function) = match name.rsplit_once(['>', '/']) {
+        Some((file, function)) => (file, function),
+        None => (name, name),
+    };
+    if !function.is_empty() && !file.is_empty() {
+        facts.frame = Some((function.to_string(), format!("{file}.m")));
     }
 }
 
@@ -1132,6 +1165,28 @@ fn epoch_start(text: &str, facts: &mut LineFacts) {
         || after.starts_with("iteration")
         || after.starts_with("of ");
     if digits > 0 && ends {
+        step(facts);
+    }
+}
+
+/// An epoch's count alone on its line, `Epoch 1/10` (after a log prefix at most): Keras'
+/// `callbacks.py` `ProgbarLogger.on_epoch_begin` (2.x: `print("Epoch %d/%d" % (epoch + 1,
+/// self.epochs))`; 3.x `io_utils.print_msg(f"Epoch {epoch + 1}/{self.epochs}")`), printed as
+/// `fit` begins an epoch, before its batches' bar, and the training scripts that announce their
+/// epochs the same way (`print(f"Epoch {epoch}/{num_epochs - 1}")` then a dashed rule in the
+/// PyTorch transfer-learning tutorial's `train_model`). A line that goes on (`Epoch 1/10 loss
+/// 0.3`, `Epoch 1/10 done`) is another's.
+fn epoch_of_epochs(text: &str, facts: &mut LineFacts) {
+    let line = text.trim_end();
+    let Some(at) = line.rfind("Epoch ") else {
+        return;
+    };
+    let head = &line[..at];
+    let Some((done, of)) = line[at + "Epoch ".len()..].split_once('/') else {
+        return;
+    };
+    let number = |s: &str| !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit());
+    if number(done) && number(of) && (head.trim().is_empty() || super::is_log_prefix(head)) {
         step(facts);
     }
 }

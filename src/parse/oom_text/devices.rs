@@ -166,6 +166,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
         }
     }
+    // Qualcomm Adreno's graphics driver on Android (`libgsl.so`, logcat tag `Adreno-GSL`):
+    // `<gsl_memory_alloc_pure:2209>: GSL MEM ERROR: kgsl_sharedmem_alloc ioctl failed.`, after
+    // `sharedmem_gpumem_alloc: mmap failed errno 12 Out of memory`: the kernel's GPU memory
+    // (KGSL, carved from the phone's RAM) refused an allocation of the GPU's, as a TFLite GPU
+    // delegate or a game asks for buffers.
+    if let Some(position) = find(text, "GSL MEM ERROR: kgsl_sharedmem_alloc") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
     // MLX's Metal allocator when Metal returns no buffer: "[metal::malloc] Unable to allocate N
     // bytes." (as MLX callers' OOM checks quote it; its CPU twin `[malloc] Unable to
     // allocate` is the host's and is not this).

@@ -330,6 +330,21 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"\bDevice \d{1,3} OOM \d+ / \d+").find(text) {
         return Some((Family::Framework(FrameworkKind::HamiCore), found.start()));
     }
+    // The RAPIDS Accelerator for Apache Spark's retry framework (NVIDIA spark-rapids-jni
+    // `src/main/java/com/nvidia/spark/rapids/jni/`: `RetryOOM`, `SplitAndRetryOOM` (23.x, the
+    // GPU's), then `GpuRetryOOM` / `GpuSplitAndRetryOOM` with the message `GPU OutOfMemory…`
+    // and `CpuRetryOOM` / `CpuSplitAndRetryOOM` with `CPU OutOfMemory…` (24.x on, when the
+    // host's memory got its own limit)): the exception a task dies of when its allocations could
+    // not be retried or split any further. The class names which memory ran out.
+    if let Some(found) = regex!(r"\b(?:Gpu|Cpu)?(?:SplitAnd)?RetryOOM(?::|\b.{0,3}$)").find(text) {
+        let class = &text[found.start()..];
+        let spark = text[..found.start()].ends_with("com.nvidia.spark.rapids.jni.")
+            || class.contains(": GPU OutOfMemory")
+            || class.contains(": CPU OutOfMemory");
+        if spark {
+            return Some((Family::Framework(FrameworkKind::SparkRapids), found.start()));
+        }
+    }
     // CuPy `memory.pyx`: "Out of memory allocating N bytes (allocated so far: M bytes[, limit
     // set to: L bytes])."; CuPy ≤4: "out of memory to allocate N bytes (total M bytes)".
     for needle in ["Out of memory allocating", "out of memory to allocate"] {
@@ -608,6 +623,14 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 parsed.figures.total_capacity_bytes = number(3).map(Bytes);
             }
             parsed
+        }
+        FrameworkKind::SparkRapids => {
+            // `CpuRetryOOM: CPU OutOfMemory`: the executor's host memory limit, not the GPU's.
+            if squeezed.starts_with("Cpu") || squeezed.contains(":CPUOutOfMemory") {
+                Parsed::new(OomKind::HostMemory, false)
+            } else {
+                Parsed::new(OomKind::OtherGpuOom, true)
+            }
         }
         FrameworkKind::ExllamaSplit => {
             let mut parsed = Parsed::new(OomKind::ExllamaSplit, true);

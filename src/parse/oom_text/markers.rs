@@ -64,6 +64,11 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("GPU memory error", Words),
         ("gpu memory error", Words),
         ("OUT_OF_MEMORY", Message),
+        // A title's own casing or typing of it (`# GPU-OUT of memory`, `CUDA out of memeory
+        // issue`, [`mention::mention_start`]).
+        ("OUT of memory", Words),
+        ("of memeory", Words),
+        ("of Memeory", Words),
         // A sentence's `out-of-memory error` ([`mention::mention_start`]).
         ("out-of-memory", Message),
         // `OOM` in a title or sentence ([`mention::mention_start`]).
@@ -336,6 +341,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("SIGTERM to process", Words),
         // ncnn's Vulkan allocator under a desktop app (devices.rs).
         ("vkAllocateMemory failed", Words),
+        // Adreno's graphics driver in an Android logcat (devices.rs).
+        ("GSL MEM ERROR", Words),
         // macOS's memory-pressure killer in the kernel's log (host.rs).
         ("memorystatus: killing", Words),
         ("low swap: killing", Words),

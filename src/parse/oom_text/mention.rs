@@ -296,7 +296,7 @@ pub fn names_the_gpu(line: &str) -> bool {
 /// --lowvram`, `Is this an out of memory problem?`), and not the host's memory (`ran out of
 /// RAM`, `killed`). The position of the line's first word: the whole sentence is the mention.
 fn gpu_memory_mention(text: &str) -> Option<usize> {
-    let lower = without_offload(text).to_lowercase();
+    let lower = memory_typos_mended(without_offload(text).to_lowercase());
     const GPU_MEMORY: [&str; 19] = [
         "out of vram",
         "out of gpu memory",
@@ -396,6 +396,17 @@ fn has_gpu_word(lower: &str) -> bool {
         .is_match(lower)
 }
 
+/// `memory` as reporters mistype it in a title (`CUDA out of memeory issue`, six times in the
+/// corpus), mended in lower-cased text: the same length or shorter, so a position before the
+/// typo still points at the same byte.
+fn memory_typos_mended(lower: String) -> String {
+    if lower.contains("memeory") {
+        lower.replace("memeory", "memory")
+    } else {
+        lower
+    }
+}
+
 /// Whether the sentence around `at` asks if there was an OOM (`Is this an OOM? No, …`,
 /// `could it be out of memory?`) rather than reports one: it opens with an auxiliary verb and
 /// the mention ends in a question mark.
@@ -426,7 +437,7 @@ fn asks_whether(lower: &str, at: usize) -> bool {
 /// `OOM` written in lower case after its device (`cuda oom when training`, `GPU oom`) is the
 /// same (upper case is [`oom_word`]'s).
 fn device_mention(text: &str) -> Option<usize> {
-    let lower = text.to_ascii_lowercase();
+    let lower = memory_typos_mended(text.to_ascii_lowercase());
     // XLA's status named with the accelerator's memory (`We get HBM0 RESOURCE_EXHAUSTED error
     // when loading 8b models`): the TPU's (or GPU's) HBM ran out; `RESOURCE_EXHAUSTED` alone is
     // also gRPC's for a quota.

@@ -140,6 +140,9 @@ pub(crate) enum FrameworkKind {
     /// HAMi-core (`libvgpu.so`, Kubernetes GPU sharing): `Device D OOM N / L`, the container's
     /// device memory limit L refused usage-plus-request N.
     HamiCore,
+    /// The RAPIDS Accelerator for Apache Spark's `GpuRetryOOM` / `SplitAndRetryOOM` (the GPU's)
+    /// and `CpuRetryOOM` (the host's).
+    SparkRapids,
 }
 
 /// Not a memory shortage (not_oom.rs).
@@ -317,6 +320,8 @@ mod s42_tests;
 mod s45_tests;
 #[cfg(test)]
 mod s46_tests;
+#[cfg(test)]
+mod s47_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

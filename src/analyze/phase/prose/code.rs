@@ -160,6 +160,19 @@ pub(super) fn ticked_functions(text: &str) -> Vec<(usize, usize, Phase)> {
         // A call written with its parentheses (`capture_model()`) names the same function, and
         // so does a method named with its class or module (`EngineCore.run_busy_loop`).
         let name = text[open + 1..close].trim_end_matches("()");
+        // A method named with its receiver (`ppo_trainer.step`, `model.generate`): the call it
+        // names, read as the caller's statement is (session 47).
+        let dotted = name.contains('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if dotted {
+            if let Some((phase, _)) = super::super::user_code::statement_phase(&format!("{name}()"))
+            {
+                out.push((open, close + 1, phase));
+                continue;
+            }
+        }
         let name = match name.rsplit_once('.') {
             Some((owner, method))
                 if !owner.is_empty()

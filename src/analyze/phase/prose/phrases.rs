@@ -726,6 +726,8 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("during embedding", Phase::Inference),
     ("during inpainting", Phase::Inference),
     ("during testing", Phase::Inference),
+    // (`The issue comes during the testing on MSMT17`, session 47.)
+    ("during the testing", Phase::Inference),
     ("during test", Phase::Inference),
     ("at test time", Phase::Inference),
     ("test phase", Phase::Inference),

@@ -100,7 +100,7 @@ pub(super) fn tested_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                     end = lower[end..]
                         .find(bare)
                         .map_or(end, |i| end + i + bare.len());
-                    if OBJECTS.contains(&bare) {
+                    if OBJECTS.contains(&bare) || names_a_model_size(bare) {
                         return Some(end);
                     }
                     if bare.len() != word.len() || !BETWEEN.contains(&bare) {
@@ -122,4 +122,20 @@ pub(super) fn tested_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out
+}
+
+/// A model named by its size (`qwen2-7b`, `llama-2-13b`, `1.5b`): the model as the test's
+/// object (`when testing Qwen2-7B in LongBench`, session 47).
+fn names_a_model_size(word: &str) -> bool {
+    let Some(number) = word
+        .rsplit(['-', '_'])
+        .next()
+        .and_then(|last| last.strip_suffix('b'))
+    else {
+        return false;
+    };
+    !number.is_empty()
+        && number.len() <= 5
+        && number.starts_with(|c: char| c.is_ascii_digit())
+        && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }

@@ -430,7 +430,11 @@ pub fn node_phase(name: &str) -> Option<Phase> {
     const RUNS: &[&str] = &[
         "sampler", "sample", "sampling", "denoise", "decode", "encode",
     ];
-    let inference = RUNS.iter().any(|part| lower.contains(part)) || word("l2i") || word("i2l");
+    // A node that loads an encoder (`DownloadAndLoadHyVideoTextEncoder`, `CLIPVisionEncoderLoader`)
+    // names the model it loads, not an encoding (session 47).
+    let loads_encoder = lower.contains("load") && lower.contains("encoder");
+    let inference = !loads_encoder
+        && (RUNS.iter().any(|part| lower.contains(part)) || word("l2i") || word("i2l"));
     const MEDIA: &[&str] = &[
         "image", "mask", "latent", "video", "audio", "text", "prompt",
     ];
@@ -447,6 +451,7 @@ pub fn node_phase(name: &str) -> Option<Phase> {
         "weights",
         "controlnet",
         "gguf",
+        "encoder",
     ];
     let loader = lower.contains("loader")
         || (lower.contains("load") && MODELS.iter().any(|model| lower.contains(model)));

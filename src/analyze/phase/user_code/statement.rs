@@ -161,6 +161,17 @@ pub fn statement_phase(code: &str) -> Option<(Phase, &'static str)> {
             "an optimizer step",
         ),
         (
+            // A trainer's own step (TRL 0.4–0.11 `PPOTrainer.step(queries, responses, scores)`:
+            // the PPO update's forward, backward and optimizer step; MXNet Gluon's
+            // `trainer.step(batch_size)`: the optimizer's update), session 47.
+            calls(code, "step").is_some_and(|at| {
+                let name = last_name(&receiver(&code[..at])).to_ascii_lowercase();
+                name.ends_with("trainer")
+            }),
+            Phase::TrainingStep,
+            "a trainer's step",
+        ),
+        (
             // An exponential moving average of the weights, updated after each optimizer
             // step (timm `ModelEmaV2.update`, diffusers `EMAModel.step`, torch
             // `AveragedModel.update_parameters`, and the scripts' own `ema.update(model)`):

@@ -284,6 +284,18 @@ pub(super) fn python_import(text: &str, facts: &mut LineFacts) {
         let code = text.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '>' | '.'));
         code.strip_prefix("import ")
             .and_then(|rest| rest.split([' ', ',']).next())
+    })
+    .or_else(|| {
+        // A one-liner run by the interpreter (`python -c "import jax; jax.devices()"`); not
+        // one that prints a package's version (`python -c "import transformers;
+        // print(transformers.__version__)"`), which reports the environment.
+        if text.contains("__version__") {
+            return None;
+        }
+        ["-c \"import ", "-c 'import "].iter().find_map(|head| {
+            let (_, rest) = text.split_once(head)?;
+            rest.split([' ', ',', ';', '"', '\'']).next()
+        })
     });
     let Some(package) = package else {
         return;
@@ -318,7 +330,26 @@ pub(super) fn lightning_bar(text: &str, facts: &mut LineFacts) {
     let after = after.trim_start();
     let percent = after.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 && percent > 0 && after[percent..].starts_with("%|") {
-        facts.engine(EngineName::Lightning, Certainty::Weak);
+        // Lightning names the bar `Epoch N` itself; a script's tqdm described so
+        // (`tqdm(loader, desc=f"Epoch {epoch}")`, ColossalAI's examples) is told apart where it
+        // shows: a word of its own before (`Training Epoch 1:`), or a postfix key written in
+        // capitals (`set_postfix(Loss=…)`), where Lightning's are the logged metrics' names
+        // (`loss=0.068`, `v_num=0`, `train/loss_step=…`).
+        let head = text.split("Epoch ").next().unwrap_or("");
+        let worded = head.trim_end().ends_with(|c: char| c.is_alphabetic());
+        let postfix = ["it/s,", "s/it,"]
+            .iter()
+            .find_map(|rate| after.split_once(rate).map(|(_, rest)| rest))
+            .unwrap_or("");
+        let capital_key = postfix.split([',', ' ']).any(|item| {
+            item.split_once('=').is_some_and(|(key, _)| {
+                key.starts_with(|c: char| c.is_ascii_uppercase())
+                    && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            })
+        });
+        if !worded && !capital_key {
+            facts.engine(EngineName::Lightning, Certainty::Weak);
+        }
         // The `Epoch N` bar is the training bar: `TQDMProgressBar.on_train_epoch_start` sets
         // that description; validation, test and predict bars are `Validation`, `Testing`,
         // `Predicting` (lightning 2.x `callbacks/progress/tqdm_progress.py`). A loss in its

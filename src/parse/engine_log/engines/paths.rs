@@ -36,9 +36,16 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
     const TABLE: &[(&[&str], EngineName)] = &[
         (&["/aphrodite/"], EngineName::Aphrodite),
         (&["/ollama/"], EngineName::Ollama),
-        // vLLM's hardware plug-ins (`vllm_ascend`, `vllm_gaudi`, `vllm_spyre`) run its engine.
+        // vLLM's hardware plug-ins (`vllm_ascend`, `vllm_gaudi`, `vllm_spyre`) and vLLM-Omni (its
+        // multimodal stages, `vllm_omni`) run its engine.
         (
-            &["/vllm/", "/vllm_ascend/", "/vllm_gaudi/", "/vllm_spyre/"],
+            &[
+                "/vllm/",
+                "/vllm_ascend/",
+                "/vllm_gaudi/",
+                "/vllm_spyre/",
+                "/vllm_omni/",
+            ],
             EngineName::Vllm,
         ),
         (&["/sglang/"], EngineName::Sglang),
