@@ -177,7 +177,10 @@ use serde::Deserialize;
 /// distributed frameworks, GPU-library handle failures, reports in other languages: 52/113
 /// phase on first contact, most of the rest told only in the reporter's words or cut before
 /// the stage) and its rules left phase at 0.746 (2841/3810; of the older texts two more read
-/// right, none wrong): the phase floor follows it down to 0.74.
+/// right, none wrong); a third round of 43 (speech-to-speech models, server load tests,
+/// multi-LoRA serving, music generation, diffusion distillation, GPU simulation codes: 8/23
+/// phase on first contact, 12/23 after its rules) left it at 0.744 (2853/3833): the phase
+/// floor follows them down to 0.74.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.96),
     (Measure::Figures, 0.96),

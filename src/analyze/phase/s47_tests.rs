@@ -132,3 +132,33 @@ fn a_one_liners_import_names_the_engine_unless_it_prints_a_version() {
         format!("python -c \"import transformers; print(transformers.__version__)\"\n{MESSAGE}");
     assert_ne!(explain_text(&version).engine.name, EngineName::Transformers);
 }
+
+#[test]
+fn a_routers_warm_up_is_profiling() {
+    let text = "2024-03-12T02:40:12.730824Z ERROR warmup{max_input_length=128 \
+                max_prefill_tokens=512 max_total_tokens=512}:warmup: lorax_client: router/\
+                client/src/lib.rs:34: Server error: CUDA out of memory. Tried to allocate 20.00 \
+                MiB.\nError: Warmup(Generation(\"CUDA out of memory. Tried to allocate 20.00 \
+                MiB.\"))\n";
+    assert_eq!(phase_of(text), Phase::Profiling);
+}
+
+#[test]
+fn vllms_served_requests_and_worker_tags() {
+    let stream = format!(
+        "vllm  | ERROR 02-11 08:25:49 serving_chat.py:661] Error in chat completion stream \
+         generator.\n{MESSAGE}"
+    );
+    assert_eq!(phase_of(&stream), Phase::Inference);
+    let tagged = "(Worker_TP0 pid=134744) ERROR 12-15 22:17:19 [multiproc_executor.py:822] \
+                  torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 126.00 MiB. GPU \
+                  0 has a total capacity of 31.36 GiB of which 111.00 MiB is free.\n";
+    assert_eq!(explain_text(tagged).engine.name, EngineName::Vllm);
+}
+
+#[test]
+fn a_lower_case_training_announcement_is_the_training() {
+    let text = "Logging to /tmp/openai-2024\ncreating model and diffusion...\ntraining...\n\
+                Killed\n";
+    assert_eq!(phase_of(text), Phase::TrainingStep);
+}

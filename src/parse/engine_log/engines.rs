@@ -698,7 +698,11 @@ fn wraps(outer: EngineName, inner: EngineName) -> bool {
 /// `(EngineCore_DP0 pid=7)`, `(APIServer pid=1)`, `(RayWorkerWrapper pid=9)`) for sure; a
 /// docker-compose service named after its engine (`tabbyapi-1  | `, `vllm-1  | `) weakly.
 pub fn engine_of_stream(stream: &str) -> Option<(EngineName, Certainty)> {
-    const VLLM: [&str; 5] = [
+    // (V1's multiprocess executor tags its workers `(Worker_TP0 pid=…)`, `(Worker_PP1_TP0
+    // pid=…)`, `multiproc_executor.py` `WorkerProc`.)
+    const VLLM: [&str; 7] = [
+        "Worker_TP",
+        "Worker_PP",
         "VllmWorker",
         "EngineCore",
         "APIServer",

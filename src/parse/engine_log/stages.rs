@@ -43,6 +43,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Running training", training_announced),
     rule("running training", training_announced),
     rule("Training...", training_announced),
+    rule("training...", training_announced),
     rule("Training started", training_announced),
     rule("training started", training_announced),
     rule("ready to train", training_announced),

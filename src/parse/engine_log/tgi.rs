@@ -17,6 +17,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("Shard ready in", shard_ready),
     rule("Starting Webserver", webserver),
     rule("Warming up model", warmup),
+    // The router's warm-up, as its tracing span and its exit show it (TGI 1.x–2.x and LoRAX,
+    // `router/src/main.rs` `warmup{max_input_length=… max_prefill_tokens=…}` span around
+    // `sharded_client.warmup(…)`; `Error: Warmup(Generation("…"))` when it fails), session 47.
+    rule("warmup{max_input_length=", router_warmup),
+    rule("Error: Warmup(", router_warmup),
     rule("max batch total tokens to", max_batch_total_tokens),
     rule("Inferred max batch total tokens:", max_batch_total_tokens),
     rule("KV-cache blocks:", kv_blocks),
@@ -140,6 +145,20 @@ fn warmup(_text: &str, facts: &mut LineFacts) {
         Phase::Profiling,
         EventFigures::default(),
     );
+}
+
+/// The router's warm-up span or its failed exit: the warm-up (a profiling pass) ran. Not
+/// TGI's alone (LoRAX keeps its router), so it names no engine.
+fn router_warmup(text: &str, facts: &mut LineFacts) {
+    if text.trim_start().starts_with("Error: Warmup(") {
+        facts.failed_phase_hint = Some(Phase::Profiling);
+    } else {
+        facts.event(
+            EventKind::ProfilingStart,
+            Phase::Profiling,
+            EventFigures::default(),
+        );
+    }
 }
 
 fn max_batch_total_tokens(text: &str, facts: &mut LineFacts) {

@@ -107,6 +107,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("\"POST /v1/", request),
     rule("\"POST /generate", request),
     rule("Received request ", request),
+    // A request ended by the engine (`engine/async_llm_engine.py` `_abort`: `Aborted request
+    // %s.`) and the OpenAI server's streamed reply that raised (`entrypoints/openai/
+    // serving_chat.py` `chat_completion_stream_generator`: `logger.exception("Error in chat
+    // completion stream generator.")`): requests were being served (session 47).
+    rule("Aborted request ", request),
+    rule("Error in chat completion stream generator", request),
     rule("Added request ", request),
     rule("Processed prompts:", request),
     rule("Avg prompt throughput:", stats),
