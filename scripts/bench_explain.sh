@@ -336,6 +336,14 @@
 # (0.67-0.74 s CPU, 26-27 MiB RSS), 1.90x grep at the median; b29d4464 0.28 s best / 0.39 s
 # median in the same loop. The session's new markers (DALI, nvJPEG, CNMeM, NVENC, TensorRT's
 # allocator, CUDA.jl) are rare strings; the JSON reports of both builds are the same.
+# Forty-seventh session (2026-12-06 18:18 UTC, the same 2-core VM (AMD EPYC), load 1.5-1.6):
+# `varied`, 1 GiB (5,928,009 lines), RUNS=5 alternated with grep and the forty-sixth session's
+# start build b29d4464 (BEFORE): grep -c 0.21 s best / 0.21 s median; explain at 4a948158 0.24 s
+# best / 0.25 s median wall (0.41 s CPU, 26 MiB RSS), 1.14x grep; b29d4464 0.24 s / 0.26 s in
+# the same loop; one core 0.42 s (2.00x). The session's rule keys (`Epoch `, `Error in `,
+# `Aborted request `, `warmup{max_input_length=`) run only on the parsed head, tail and failure
+# windows of a long log; its prose markers (`rainer.step`, `.fit(`, `he testing`) pass the busy
+# serving lines' tests (`hot_path_tests`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1274,6 +1274,17 @@
 #   This host ran both builds and Python faster than the one of 10:11 (oomdoc 0.21 s against
 #   0.31 s, Python 5.4 s against 6.8 s): the ratio moves with the host more than with these
 #   cuts (-3 % on varied). Seen on varied over the sessions: 19.3x-28.7x median.
+# Forty-seventh session (2026-12-06 17:5x UTC, tests/device/snapshot_speed/run.sh on a lent H100
+# machine, 16 cores, Intel Xeon (a slower core: Python took 9.4 s here against 5.4 s on the
+# hosts above), load 0.35 at the start, 0.93 at the end; 8 rounds, PYRUNS 3; one build, main at
+# 05806441 stripped and gzipped (the decoder of 6b095f16 + the forty-fourth session's cuts);
+# reports identical at default and one thread):
+#   - varied (576.9 MiB): Python 8.66-10.16 s (median 9.37); main 0.340-0.430 s, median 0.365
+#     (25.7x median, 25.4x best), 4.28 s CPU, peak RSS 268.8 MiB (0.466 of the file).
+#   - real (524.7 MiB): Python median 9.50 s; main 0.297-0.335 s, median 0.307 (31.0x median,
+#     28.5x best), peak RSS 203.5 MiB (0.388).
+#   - Profile (varied): pre-scan 0.065 s (16 pieces). Since the forty-first session the median
+#     ratio on varied has been 22.0x-28.7x on five hosts (best-against-best 19.9x on one).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
