@@ -339,11 +339,11 @@
 # Forty-seventh session (2026-12-06 18:18 UTC, the same 2-core VM (AMD EPYC), load 1.5-1.6):
 # `varied`, 1 GiB (5,928,009 lines), RUNS=5 alternated with grep and the forty-sixth session's
 # start build b29d4464 (BEFORE): grep -c 0.21 s best / 0.21 s median; explain at 4a948158 0.24 s
-# best / 0.25 s median wall (0.41 s CPU, 26 MiB RSS), 1.14x grep; b29d4464 0.24 s / 0.26 s in
-# the same loop; one core 0.42 s (2.00x). The session's rule keys (`Epoch `, `Error in `,
-# `Aborted request `, `warmup{max_input_length=`) run only on the parsed head, tail and failure
-# windows of a long log; its prose markers (`rainer.step`, `.fit(`, `he testing`) pass the busy
-# serving lines' tests (`hot_path_tests`).
+# best / 0.25 s median wall (0.41 s CPU, 26 MiB RSS), 1.14x grep best, 1.19x median; b29d4464
+# 0.24 s / 0.26 s in the same loop; one core 0.42 s (2.00x). The session's rule keys (`Epoch `,
+# `Error in `, `Aborted request `, `warmup{max_input_length=`) run only on the parsed head, tail
+# and failure windows of a long log; its prose markers (`rainer.step`, `.fit(`, `he testing`)
+# pass the busy serving lines' tests (`hot_path_tests`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
