@@ -162,3 +162,11 @@ fn a_lower_case_training_announcement_is_the_training() {
                 Killed\n";
     assert_eq!(phase_of(text), Phase::TrainingStep);
 }
+
+#[test]
+fn onnx_runtime_genais_kv_cache_buffer_is_the_kv_cache() {
+    let text = "RuntimeError: Could not allocate the key-value cache buffer of shape: [batch_size \
+                (1), num_key_value_heads (8), max_length (131072), head_size (96)] for 32 layers. \
+                Try reducing the max_length requested or reducing the batch size.\n";
+    assert_eq!(phase_of(text), Phase::KvCacheAlloc);
+}

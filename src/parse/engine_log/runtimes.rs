@@ -15,6 +15,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("] Begin execution", ort_run_begins),
     rule("driver version is insufficient", insufficient_driver),
     rule("cudaErrorInsufficientDriver", insufficient_driver),
+    // ONNX Runtime GenAI's KV cache (session 47).
+    rule(
+        "Could not allocate the key-value cache buffer",
+        ort_genai_kv_cache,
+    ),
     // The driver's context made at the first CUDA call (session 47).
     rule("cuDevicePrimaryCtxRetain", context_creation),
     rule("cuCtxCreate", context_creation),
@@ -147,6 +152,20 @@ fn insufficient_driver(text: &str, facts: &mut LineFacts) {
     if has(text, "CUDA driver version is insufficient") || has(text, "cudaErrorInsufficientDriver")
     {
         facts.failed_phase_hint = Some(Phase::Startup);
+    }
+}
+
+/// ONNX Runtime GenAI (`src/models/kv_cache.cpp`, 0.4–0.9) allocating the generator's whole
+/// key-value cache when `Generator` is made: `Could not allocate the key-value cache buffer of
+/// shape: [batch_size (1), num_key_value_heads (8), max_length (27286), head_size (128)] for 28
+/// layers. Try reducing the max_length requested or reducing the batch size.`: the KV cache's
+/// allocation failed (on the device the model runs on: the host's for a CPU model).
+fn ort_genai_kv_cache(text: &str, facts: &mut LineFacts) {
+    if has(
+        text,
+        "Could not allocate the key-value cache buffer of shape",
+    ) {
+        facts.failed_phase_hint = Some(Phase::KvCacheAlloc);
     }
 }
 

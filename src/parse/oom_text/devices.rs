@@ -55,6 +55,20 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = back_to(text, position, "Could not allocate tensor");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
+    // The same message cut to its first sentence, or retyped with the size hidden (`Could not
+    // allocate tensor with XXXXXXXXX bytes.` in a title): torch-directml's alone.
+    if let Some(found) = regex!(r"Could not allocate tensor with (?:\d+|[Xx]+) bytes").find(text) {
+        return Some((
+            Family::Framework(FrameworkKind::DeviceRuntime),
+            found.start(),
+        ));
+    }
+    // Milvus 0.x (`core/src/scheduler/task/SearchTask.cpp` copying an index with faiss's
+    // `index_cpu_to_gpu`; its client prints the server's status): `out of memory: CPU2GPU:1`,
+    // the device's memory when the index was copied to GPU 1 for a query.
+    if let Some(position) = find(text, "out of memory: CPU2GPU") {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
     if find(text, "8007000E").is_some() {
         let lower = text.to_ascii_lowercase();
         if lower.contains("dml") || lower.contains("directml") {

@@ -345,6 +345,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::SparkRapids), found.start()));
         }
     }
+    // dask-cuda's JIT-unspill (`dask_cuda/proxify_host_file.py` `ProxifyHostFile.oom`, the RMM
+    // failure callback): `RMM allocation of 605.37 MiB failed, spill-on-demand couldn't find any
+    // device memory to spill: <ProxyManager dev_limit=… dev=0 B(0)>`: nothing left to spill, the
+    // device's allocation fails.
+    if let Some(position) = find(text, "spill-on-demand couldn't find any device memory") {
+        let begin = back_to(text, position, "RMM allocation of");
+        return Some((Family::Framework(FrameworkKind::RmmSpill), begin));
+    }
     // CuPy `memory.pyx`: "Out of memory allocating N bytes (allocated so far: M bytes[, limit
     // set to: L bytes])."; CuPy ≤4: "out of memory to allocate N bytes (total M bytes)".
     for needle in ["Out of memory allocating", "out of memory to allocate"] {
@@ -622,6 +630,14 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
                 // in the pod shows it as the card's total).
                 parsed.figures.total_capacity_bytes = number(3).map(Bytes);
             }
+            parsed
+        }
+        FrameworkKind::RmmSpill => {
+            let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            parsed.figures.tried_to_allocate_bytes = regex!(concat!(r"RMMallocationof", size!()))
+                .captures(squeezed)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| parse_size(m.as_str()));
             parsed
         }
         FrameworkKind::SparkRapids => {

@@ -238,6 +238,14 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("_ERROR_OUT_OF_RESOURCES", Message),
         // DirectML's E_OUTOFMEMORY (`8007000E Not enough memory resources …`, devices.rs).
         ("enough memory resources", ReportOnly),
+        // torch-directml's message retyped in a title without its sentence (`Could not allocate
+        // tensor with XXXXXXXXX bytes.`, devices.rs).
+        ("Could not allocate tensor with", ReportOnly),
+        // dask-cuda's spill-on-demand giving up (frameworks.rs) and Milvus 0.x's query copying
+        // an index to the GPU (devices.rs): read in a report and a long log's parsed windows,
+        // not by the failure search over the rest (one Teddy searcher holds its anchors).
+        ("spill-on-demand couldn't find any device memory", Words),
+        ("out of memory: CPU2GPU", Words),
         // OpenVINO's GPU plugin (devices.rs).
         ("memory object allocation", Message),
         ("CL_OUT_OF_RESOURCES", Message),

@@ -461,13 +461,16 @@ fn device_mention(text: &str) -> Option<usize> {
         }
     }
     // (Also glued by underscores, as an issue title may write it: `CUDA_out_of memory`.)
-    let found = regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)(?:\s?[:\-]?\s?|_)out[ _]of[ _]memory")
+    let found = regex!(r"(?:^|[^a-z0-9_])(cuda|xpu|hip)(?:\s?[:\-]?\s?|_)out[ _-]of[ _-]memory")
         .captures(&lower)?;
     let device = found.get(1)?;
     if asks_whether(&lower, device.start()) {
         return None;
     }
-    if device.as_str() == "cuda" && lower[device.end()..].starts_with(" out of memory") {
+    if device.as_str() == "cuda"
+        && (lower[device.end()..].starts_with(" out of memory")
+            || lower[device.end()..].starts_with(" out-of-memory"))
+    {
         return Some(device.start());
     }
     // Advice or a negation just before (`to avoid XPU out of memory`) is not a failure.

@@ -143,6 +143,8 @@ pub(crate) enum FrameworkKind {
     /// The RAPIDS Accelerator for Apache Spark's `GpuRetryOOM` / `SplitAndRetryOOM` (the GPU's)
     /// and `CpuRetryOOM` (the host's).
     SparkRapids,
+    /// dask-cuda's spill-on-demand finding nothing to spill (`RMM allocation of N failed`).
+    RmmSpill,
 }
 
 /// Not a memory shortage (not_oom.rs).

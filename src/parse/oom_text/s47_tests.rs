@@ -52,3 +52,44 @@ fn adrenos_driver_refusing_gpu_memory_is_a_gpu_oom() {
     let message = first(logcat).expect("Adreno's allocation failure");
     assert!(message.is_gpu_oom);
 }
+
+#[test]
+fn directml_dask_cuda_and_milvus_wordings() {
+    for (text, request) in [
+        (
+            "# [Issue]: \"RuntimeError: Could not allocate tensor with XXXXXXXX bytes\"\n",
+            None,
+        ),
+        (
+            "RuntimeError: Could not allocate tensor with 4719616 bytes.\n",
+            None,
+        ),
+        (
+            "distributed.worker - WARNING - RMM allocation of 605.37 MiB failed, spill-on-demand \
+             couldn't find any device memory to spill: <ProxyManager dev_limit=13.97 GiB \
+             host_limit=1.41 TiB disk=0 B(0) host=3.84 GiB(1) dev=0 B(0)>\n",
+            Some(634_776_453),
+        ),
+        (
+            "2020-03-18:02:42:10,608 ERROR    [client.py:71] out of memory: CPU2GPU:1\n",
+            None,
+        ),
+    ] {
+        let message = first(text).expect(text);
+        assert!(message.is_gpu_oom, "{text}");
+        if let Some(bytes) = request {
+            assert_eq!(
+                message.figures.tried_to_allocate_bytes,
+                Some(Bytes(bytes)),
+                "{text}"
+            );
+        }
+    }
+    // `CUDA out-of-memory` hyphenated in a sentence is a mention too.
+    let said = first(
+        "If I run retrieval on a machine with a GPU, the index goes to the GPU, which results in \
+         a CUDA out-of-memory error.\n",
+    )
+    .expect("a hyphenated mention");
+    assert!(said.is_gpu_oom);
+}
