@@ -177,11 +177,12 @@ fn ort_genai_kv_cache(text: &str, facts: &mut LineFacts) {
 /// hundred MiB of the device's memory), before any model work: start-up.
 fn context_creation(text: &str, facts: &mut LineFacts) {
     let named = |name: &str| {
+        // `cuCtxCreate`, `cuCtxCreate_v2`, `cuCtxCreate(`, not `cuCtxCreateFoo`.
         text.match_indices(name).any(|(at, _)| {
-            let after = text[at + name.len()..].chars().next();
-            // `cuCtxCreate`, `cuCtxCreate_v2`, `cuCtxCreate(`, not `cuCtxCreateFoo`.
-            !after.is_some_and(|c| c.is_ascii_alphanumeric())
-                || text[at + name.len()..].starts_with("_v")
+            !text[at + name.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
         })
     };
     if named("cuDevicePrimaryCtxRetain") || named("cuCtxCreate") {
