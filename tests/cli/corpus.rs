@@ -183,7 +183,10 @@ use serde::Deserialize;
 /// of 78 (agentic RL, GPU vector search, cluster serving platforms, Windows ML runtimes, GPU
 /// dataframes, real-time avatar apps, chat front-ends, Ray: 24/44 phase and 67/78 GPU OOM on
 /// first contact with the session's earlier rules, 25/44 and 72/78 after its own) at 0.742
-/// (2878/3877): the phase floor follows them down to 0.74.
+/// (2878/3877), and a fifth of 47 (Blackwell cards, video-generation serving, pathology models,
+/// llama.cpp's Python bindings, hand-written CUDA C/C++, Triton for non-LLM models: 13/26 phase
+/// and 46/47 GPU OOM on first contact, 16/26 after its rules) at 0.742 (2895/3903): the phase
+/// floor follows them down to 0.74.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.96),
     (Measure::Figures, 0.96),
@@ -333,6 +336,16 @@ fn label_size(value: &serde_json::Value) -> Option<(u64, u64)> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number_text, unit) = text.split_at(split);
+    // A whole count of bytes is read exactly (an f64 holds 53 bits: `4547406516732812544
+    // bytes`, an overflowed request, would round).
+    if matches!(
+        unit.trim().to_ascii_lowercase().as_str(),
+        "" | "b" | "bytes" | "byte"
+    ) {
+        if let Ok(bytes) = number_text.parse::<u64>() {
+            return Some((bytes, 0));
+        }
+    }
     let number: f64 = number_text.parse().ok()?;
     let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" | "bytes" | "byte" => 1.0,
@@ -709,6 +722,10 @@ fn label_sizes_are_read_as_binary() {
     assert_eq!(label_bytes(&"1.96 GiB".into()), Some(2_104_533_975));
     assert_eq!(label_bytes(&"20.00 MiB".into()), Some(20 * 1024 * 1024));
     assert_eq!(label_bytes(&"123456 bytes".into()), Some(123_456));
+    assert_eq!(
+        label_bytes(&"4547406516732812544 bytes".into()),
+        Some(4_547_406_516_732_812_544)
+    );
     assert_eq!(label_bytes(&"1,024 MB".into()), Some(1 << 30));
     assert_eq!(label_bytes(&serde_json::json!(42)), Some(42));
     assert_eq!(label_bytes(&"lots".into()), None);

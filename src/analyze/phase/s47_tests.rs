@@ -170,3 +170,18 @@ fn onnx_runtime_genais_kv_cache_buffer_is_the_kv_cache() {
                 Try reducing the max_length requested or reducing the batch size.\n";
     assert_eq!(phase_of(text), Phase::KvCacheAlloc);
 }
+
+#[test]
+fn tritons_request_handler_and_feature_extraction_are_inference() {
+    let triton = format!(
+        "I0708 09:15:10.723230 1 grpc_server.cc:2630] Process for ModelInferHandler, rpc_ok=1, 5 \
+         step START\nI0708 09:15:10.726620 1 grpc_server.cc:2623] New request handler for \
+         ModelInferHandler, 6\n{MESSAGE}"
+    );
+    assert_eq!(phase_of(&triton), Phase::Inference);
+    let extraction = format!(
+        "I encountered a CUDA out-of-memory error during slide-level feature extraction with \
+         256-pixel patches.\n\n{MESSAGE}"
+    );
+    assert_eq!(phase_of(&extraction), Phase::Inference);
+}

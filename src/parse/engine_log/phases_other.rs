@@ -66,6 +66,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("loading: ", triton_loading),
     rule("successfully loaded '", triton_loaded),
     rule("failed to load '", triton_loading),
+    // Triton's gRPC handler taking a request (session 47).
+    rule("for ModelInferHandler", triton_infer_request),
     // The backend API's model and instance set-up (every backend, e.g.
     // triton-inference-server/tensorflow_backend `src/tensorflow.cc`, onnxruntime_backend,
     // python_backend: `TRITONBACKEND_ModelInitialize: bert (version 1)`,
@@ -261,6 +263,21 @@ pub fn comfy_load_finished(text: &str) -> bool {
 pub fn is_log_prefix(text: &str) -> bool {
     let head = text.trim_end();
     head.is_empty() || head.ends_with([']', '-', ':', '|'])
+}
+
+/// Triton Inference Server's gRPC inference handler at verbose level (`src/grpc_server.cc`, 2.x;
+/// `src/grpc/infer_handler.cc` later: `New request handler for ModelInferHandler, 0`, `Process
+/// for ModelInferHandler, rpc_ok=1, 0 step START`): a request came in and is being run.
+fn triton_infer_request(text: &str, facts: &mut LineFacts) {
+    if text.contains("New request handler for ModelInferHandler")
+        || text.contains("Process for ModelInferHandler, rpc_ok=")
+    {
+        facts.event(
+            EventKind::Request,
+            Phase::Inference,
+            EventFigures::default(),
+        );
+    }
 }
 
 /// Triton Inference Server (`core/src/model_lifecycle.cc` `ModelLifeCycle::AsyncLoad` /

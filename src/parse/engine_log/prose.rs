@@ -681,6 +681,7 @@ pub(super) const MARKERS: &[&str] = &[
     "en testing",
     "le testing",
     "he testing",
+    "eature extraction",
     "le I test",
     "le i test",
     // `在train的过程仍然中断` (in the course of train, it still breaks).

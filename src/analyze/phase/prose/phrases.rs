@@ -728,6 +728,9 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("during testing", Phase::Inference),
     // (`The issue comes during the testing on MSMT17`, session 47.)
     ("during the testing", Phase::Inference),
+    // A pretrained encoder applied to inputs to extract their features (`during slide-level
+    // feature extraction`, `During the feature extraction step`, session 47).
+    ("feature extraction", Phase::Inference),
     ("during test", Phase::Inference),
     ("at test time", Phase::Inference),
     ("test phase", Phase::Inference),
