@@ -233,19 +233,15 @@ fn checkpoint_save(text: &str, facts: &mut LineFacts) {
 /// Executing training step for epoch 1`: the epoch's steps run next (a validation pass is the
 /// model run without a backward pass).
 fn burn_epoch_step(text: &str, facts: &mut LineFacts) {
-    for (words, training) in [
-        ("Executing training step for epoch ", true),
-        ("Executing validation step for epoch ", false),
-    ] {
-        let numbered = text
-            .split(words)
+    let numbered = |words: &str| {
+        text.split(words)
             .nth(1)
-            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
-        if numbered && training {
-            step(facts);
-        } else if numbered {
-            evaluation(facts);
-        }
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    if numbered("Executing training step for epoch ") {
+        step(facts);
+    } else if numbered("Executing validation step for epoch ") {
+        evaluation(facts);
     }
 }
 
