@@ -1288,3 +1288,5 @@ mod s45_tests;
 mod s46_tests;
 #[cfg(test)]
 mod s47_tests;
+#[cfg(test)]
+mod s48_tests;

@@ -246,6 +246,9 @@ pub(super) const RULES: &[Rule] = &[
     // PyTorch's caching allocator by its class or source (`INTERNAL ASSERT FAILED at
     // "…/c10/cuda/CUDACachingAllocator.cpp":1154`).
     rule("CUDACachingAllocator", pytorch_named),
+    // `torch.cuda.memory_summary()`'s table head (`torch/cuda/memory.py`: "PyTorch CUDA memory
+    // summary, device ID {device}"), pasted with the failure (session 48).
+    rule("PyTorch CUDA memory summary", pytorch_named),
     // An NCCL line of a Kubernetes pod: its host name is the pod's, named after the deployment
     // (`lmdeploy-7666548865-hbpt4:1:1 [0] NCCL INFO Bootstrap : …`).
     rule(" NCCL INFO ", own::nccl_pod_host),
@@ -512,6 +515,14 @@ pub(super) const RULES: &[Rule] = &[
     name("whisper_init_", vocab::whisper_cpp_line),
     name("whisper_model_load:", vocab::whisper_cpp_line),
     name("whisper_backend_init", vocab::whisper_cpp_line),
+    name("whisper_rs::", vocab::whisper_cpp_line),
+    name("Aborting and saving the final best model", vocab::spacy_own),
+    name(":onnxruntime:", vocab::onnxruntime_own),
+    name("onnxruntime_pybind11_state", vocab::onnxruntime_own),
+    name("= Training pipeline =", vocab::spacy_own),
+    name("whisper.cpp", vocab::engine_in_prose),
+    name("stable-diffusion.cpp", vocab::engine_in_prose),
+    name("whisper-rs", vocab::engine_in_prose),
     name("mlc_llm.", vocab::mlc_llm_module),
     name("invokeai.yaml", vocab::invokeai_config),
     name("Nvidia (CUDA)", vocab::invokeai_form),

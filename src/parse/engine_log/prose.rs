@@ -365,8 +365,12 @@ pub(super) const MARKERS: &[&str] = &[
     "s loading",
     " steps",
     " iterations",
+    // (`OutOfMemoryError at 5000 iters`, session 48.)
+    " iters",
     // (`after 10 epochs we have below runtime Error`; session 45.)
     " epochs",
+    // … misspelt (`when I ran to 35 epoches`, session 48).
+    " epoches",
     "first iteration",
     "few iterations",
     "t step ",

@@ -115,12 +115,33 @@ pub(super) fn engine_from_wording(text: &str) -> Option<EngineName> {
     if text.contains("mem-fraction-static") || text.contains("sglang") {
         return Some(EngineName::Sglang);
     }
-    if text.contains("ollama")
+    // (A word of its own: not the end of a model's name, `VideoLLaMA3`, `videollama3-7b`.)
+    let ollama = text.match_indices("ollama").any(|(at, _)| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+    });
+    if ollama
         || text.contains("llama runner")
         || text.contains("memory layout cannot be allocated")
         || text.contains("Memory layout cannot be allocated")
     {
         return Some(EngineName::Ollama);
+    }
+    // The other programs on ggml, named in the message's line (`I tried to transcribe with
+    // whisper.cpp … it's out of memory with [model](…/whisper-v2-d4-ggml/…)`): their ggml is
+    // not llama.cpp (session 48); the line's name is read as the reporter's.
+    if [
+        "whisper.cpp",
+        "stable-diffusion.cpp",
+        "whisper_rs",
+        "whisper-rs",
+    ]
+    .iter()
+    .any(|name| text.contains(name))
+    {
+        return None;
     }
     // llama.cpp's server loop (`tools/server/server.cpp` `update_slots`, `llama_decode`).
     if text.contains("ggml")

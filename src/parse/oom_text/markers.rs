@@ -69,6 +69,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("OUT of memory", Words),
         ("of memeory", Words),
         ("of Memeory", Words),
+        // … and its other typos (`they both out of mermory using 8*4090`, session 48).
+        ("out of me", Words),
         // A sentence's `out-of-memory error` ([`mention::mention_start`]).
         ("out-of-memory", Message),
         // `OOM` in a title or sentence ([`mention::mention_start`]).

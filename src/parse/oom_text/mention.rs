@@ -193,8 +193,17 @@ fn russian_short_of_memory(lower: &str) -> Option<usize> {
 /// families) nor one with its module (`torch.…`, [`class_mention`]).
 fn bare_class(lower: &str) -> Option<usize> {
     // (Or a Chinese title's words after it: `OutOfMemoryError 云端3090训练sdxlLora报错`.)
-    let found = regex!(r"(?:^|[\s(\[])outofmemoryerrors?\s+(?:[a-z]|\p{Han})").find(lower)?;
-    Some(found.start() + found.as_str().find('o').unwrap_or(0))
+    if let Some(found) = regex!(r"(?:^|[\s(\[])outofmemoryerrors?\s+(?:[a-z]|\p{Han})").find(lower)
+    {
+        return Some(found.start() + found.as_str().find('o').unwrap_or(0));
+    }
+    // Or the object of a verb that hit it, wherever the sentence ends (`but got
+    // OutOfMemoryError.`, session 48).
+    let found = regex!(
+        r"(?:^|[^a-z])(?:got|get|gets|getting|encounter(?:ed|ing|s)?|hit|hits|throws?|threw|raised?|raises)\s+(?:an?\s+)?(outofmemoryerror)(?:$|[^a-z])"
+    )
+    .captures(lower)?;
+    found.get(1).map(|class| class.start())
 }
 
 /// A program's own pool named as what ran out (SGLang's `alloc_req_slots runs out of memory`:
@@ -397,14 +406,51 @@ fn has_gpu_word(lower: &str) -> bool {
 }
 
 /// `memory` as reporters mistype it in a title (`CUDA out of memeory issue`, six times in the
-/// corpus), mended in lower-cased text: the same length or shorter, so a position before the
-/// typo still points at the same byte.
+/// corpus; `they both out of mermory using 8*4090`, `out of memoty`), mended in lower-cased
+/// text: the same length or shorter, so a position before the typo still points at the same
+/// byte. A word after `out of` that starts as `memory` does and is two edits from it, six to
+/// eight letters long, is read as `memory` (padded with spaces to its length).
 fn memory_typos_mended(lower: String) -> String {
-    if lower.contains("memeory") {
+    let mut lower = if lower.contains("memeory") {
         lower.replace("memeory", "memory")
     } else {
         lower
+    };
+    if !lower.contains("out of me") {
+        return lower;
     }
+    let typos: Vec<(usize, usize)> = lower
+        .match_indices("out of me")
+        .filter_map(|(at, _)| {
+            let start = at + "out of ".len();
+            let len = lower[start..]
+                .find(|c: char| !c.is_ascii_lowercase())
+                .unwrap_or(lower.len() - start);
+            let word = &lower[start..start + len];
+            ((6..=8).contains(&len) && word != "memory" && edits_from_memory(word) <= 2)
+                .then_some((start, len))
+        })
+        .collect();
+    for (start, len) in typos {
+        let mended = format!("memory{}", " ".repeat(len - "memory".len()));
+        lower.replace_range(start..start + len, &mended);
+    }
+    lower
+}
+
+/// The edit distance (Levenshtein) of a lower-case ASCII word from `memory`.
+fn edits_from_memory(word: &str) -> usize {
+    let target = b"memory";
+    let mut previous: Vec<usize> = (0..=target.len()).collect();
+    for (i, &letter) in word.as_bytes().iter().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, &other) in target.iter().enumerate() {
+            let substitute = previous[j] + usize::from(letter != other);
+            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[target.len()]
 }
 
 /// Whether the sentence around `at` asks if there was an OOM (`Is this an OOM? No, …`,
@@ -661,7 +707,9 @@ fn oom_word(text: &str) -> Option<usize> {
     }
     // The host's words count in the sentence that says `OOM` (`The script works on a large-RAM
     // CPU. However, on GPU (V100 16GB) I got an OOM error`: the CPU ran it fine).
+    // (`GPU RAM` is the card's: `# OOM error where ~50% of the GPU RAM cannot be utilised`.)
     let hosted = without_offload(sentence_around(text, at));
+    let hosted = regex!(r"(?i)\b(?:gpu|video|graphics card)\s+ram\b").replace_all(&hosted, "GPU");
     // `dmesg` is the kernel's log, where the host's OOM killer reports (`use dmesg -T to
     // verify whether OOM occurred`).
     const HOST: [&str; 7] = [
@@ -768,9 +816,33 @@ fn sentence_around(text: &str, at: usize) -> &str {
 }
 
 /// Verbs that hit an `OOM` ([`oom_as_failure`]; a lower-case `oom` counts after one only).
-const OOM_VERBS: [&str; 20] = [
-    "running", "run", "runs", "ran", "into", "get", "gets", "got", "getting", "hit", "hits",
-    "hitting", "throws", "threw", "throw", "causes", "caused", "causing", "goes", "went",
+/// (`encountered`: `using a 4-card GPU with 96GB video memory and encountered oom. I only
+/// loaded 20 weight files before encountering oom`, session 48.)
+const OOM_VERBS: [&str; 24] = [
+    "running",
+    "run",
+    "runs",
+    "ran",
+    "into",
+    "get",
+    "gets",
+    "got",
+    "getting",
+    "hit",
+    "hits",
+    "hitting",
+    "throws",
+    "threw",
+    "throw",
+    "causes",
+    "caused",
+    "causing",
+    "goes",
+    "went",
+    "encounter",
+    "encounters",
+    "encountered",
+    "encountering",
 ];
 
 /// Adverbs of time that may end a title or sentence after its last word `oom`
@@ -828,7 +900,7 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
     {
         return false;
     }
-    const VERBS: [&str; 20] = OOM_VERBS;
+    const VERBS: [&str; 24] = OOM_VERBS;
     // The verb right before, or before an article (`throws an OOM exception`).
     let verb = match recent.as_slice() {
         [first, ..] if VERBS.contains(first) => true,

@@ -325,6 +325,8 @@ mod s46_tests;
 #[cfg(test)]
 mod s47_tests;
 #[cfg(test)]
+mod s48_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -302,6 +302,8 @@ const UNITS: &[&str] = &[
     "iters",
     "epoch",
     "epochs",
+    // The plural as reporters misspell it (`when I ran to 35 epoches`).
+    "epoches",
     "batch",
     "batches",
 ];
@@ -609,6 +611,7 @@ const OTHER_STAGE_WORDS: &[&str] = &[
     "loads",
     "epoch",
     "epochs",
+    "epoches",
     "backward",
 ];
 
@@ -758,6 +761,7 @@ fn glued_progress(word: &str) -> bool {
                 unit,
                 "epoch"
                     | "epochs"
+                    | "epoches"
                     | "step"
                     | "steps"
                     | "iter"
@@ -1027,9 +1031,10 @@ fn pressed_button<'a>(at: &impl Fn(usize) -> Option<&'a str>) -> Option<usize> {
     }
 }
 
-/// `when I use X to <verb>`, `while we were using X to <verb>` (index of `when`), up to eight
-/// words of X between the means and `to`, all in one clause: the stage's verb as the purpose
-/// of what the reporter was doing when it failed.
+/// `when I use X to <verb>`, `while we were using X to <verb>` (index of `when`), or `I am
+/// using X to <verb>` opening a sentence that reports the failure (index of the subject), up to
+/// eight words of X between the means and `to`, all in one clause: the stage's verb as the
+/// purpose of what the reporter was doing when it failed.
 fn used_to(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
     let to = index.checked_sub(1)?;
     let from = to.saturating_sub(10);
@@ -1045,6 +1050,14 @@ fn used_to(lower: &str, words: &[Word<'_>], index: usize) -> Option<usize> {
     }
     if !matches!(words[at].text, "i" | "we") {
         return None;
+    }
+    // The subject opening its sentence or clause in a sentence that reports the failure: `I am
+    // using your code to train PointLK, but my card only has 8g … the problem of video memory
+    // allocation` (not `We use 8 GPUs to train the model.`, session 48).
+    let opens = at == 0
+        || lower[words[at - 1].end..words[at].start].contains([',', '.', ';', ':', '!', '?', '\n']);
+    if opens && reports_a_failure(lower, words[index].end) {
+        return Some(at);
     }
     let when = at.checked_sub(1)?;
     let joined = !lower[words[when].end..words[at].start].contains([',', '.', ';', ':']);
@@ -1074,8 +1087,10 @@ const FAILURE_WORDS: &[&str] = &[
     "kill",
     "exception",
     "meet",
-    // `I ran across a problem when trying to use inference`.
+    // `I ran across a problem when trying to use inference`, `there is always the problem of
+    // video memory allocation`.
     "a problem",
+    "the problem",
     "not enough",
     "insufficient",
 ];

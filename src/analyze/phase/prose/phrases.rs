@@ -731,6 +731,25 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     // A pretrained encoder applied to inputs to extract their features (`during slide-level
     // feature extraction`, `During the feature extraction step`, session 47).
     ("feature extraction", Phase::Inference),
+    // … or their embeddings (`I got OOM when extracting embeddings`, `no way to get embeddings
+    // for sequences that use the full context`, session 48).
+    ("extracting embeddings", Phase::Inference),
+    ("extract embeddings", Phase::Inference),
+    ("extracting the embeddings", Phase::Inference),
+    ("extract the embeddings", Phase::Inference),
+    ("embedding extraction", Phase::Inference),
+    ("computing embeddings", Phase::Inference),
+    ("compute embeddings", Phase::Inference),
+    ("computing the embeddings", Phase::Inference),
+    ("compute the embeddings", Phase::Inference),
+    ("calculating embeddings", Phase::Inference),
+    ("calculate embeddings", Phase::Inference),
+    ("getting embeddings", Phase::Inference),
+    ("get embeddings", Phase::Inference),
+    ("getting the embeddings", Phase::Inference),
+    ("get the embeddings", Phase::Inference),
+    ("generating embeddings", Phase::Inference),
+    ("generate embeddings", Phase::Inference),
     ("during test", Phase::Inference),
     ("at test time", Phase::Inference),
     ("test phase", Phase::Inference),

@@ -204,6 +204,9 @@ pub fn engine_of_path(path: &str) -> Option<EngineName> {
             ],
             EngineName::Jax,
         ),
+        // Keras 3 runs on the backend it was given: its torch backend's frames
+        // (`keras/src/backend/torch/`) are PyTorch's work (its JAX backend's hold `/jax/`).
+        (&["/keras/src/backend/torch/"], EngineName::Pytorch),
         (
             &["/tensorflow/", "/keras/", "/tf_keras/"],
             EngineName::Tensorflow,

@@ -620,6 +620,13 @@ pub(super) const PROSE: &[(&[&str], EngineName)] = &[
     // and imports, which the frames and paths read.
     (&["TensorFlow", "Tensorflow"], EngineName::Tensorflow),
     (&["JAX", "Flax"], EngineName::Jax),
+    // The other programs on ggml by their names ("I tried to transcribe with whisper.cpp on
+    // Windows 10 … it failed with error that it's out of memory"): none of the named engines,
+    // and the ggml lines they print are their library's, not llama.cpp's (session 48).
+    (
+        &["whisper.cpp", "stable-diffusion.cpp", "whisper-rs"],
+        EngineName::Other,
+    ),
 ];
 
 /// OpenMMLab's toolboxes by the names their users write (each also a `name(…)` marker).
@@ -1049,18 +1056,44 @@ pub(super) fn sdcpp_logger(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// ONNX Runtime's own lines: its default logger's `[E:onnxruntime:, sequential_executor.cc:514
+/// ExecuteKernel] Non-zero status code returned while running …` (severity letter, logger id
+/// `onnxruntime`) and its Python binding's exceptions (`onnxruntime.capi.
+/// onnxruntime_pybind11_state.Fail`): the program ran its model on ONNX Runtime, none of the
+/// named engines (`other`); a `torch` import beside it made the inputs only (session 48).
+pub(super) fn onnxruntime_own(text: &str, facts: &mut LineFacts) {
+    let logged = ["[E:onnxruntime:", "[W:onnxruntime:", "[F:onnxruntime:"]
+        .iter()
+        .any(|prefix| text.contains(prefix));
+    if logged || text.contains("onnxruntime_pybind11_state") {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
+
+/// spaCy's training loop by its own lines (`spacy/training/loop.py`: the divider `msg.divider(
+/// "Training pipeline")` and, when an exception stops it, `msg.warn("Aborting and saving the
+/// final best model. Encountered exception: {repr(e)}")`): the program is none of the named
+/// engines (`other`), and its tqdm bar `Epoch 1:  15%|…` is its own, not Lightning's (session
+/// 48).
+pub(super) fn spacy_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Other, Certainty::Strong);
+}
+
 /// whisper.cpp (ggml-org/whisper.cpp), speech recognition on ggml, by the prefixes of its own
 /// functions' log lines (`src/whisper.cpp`: `whisper_init_from_file_with_params_no_state:
 /// loading model from '…'`, `whisper_model_load: n_vocab = 51865`, `whisper_backend_init_gpu:
 /// using CUDA backend`, `whisper_init_state: kv self size`): the program is none of the named
 /// engines (`other`), and the ggml lines it prints (`ggml_cuda_init: found 1 CUDA devices`) are
-/// its library's, not llama.cpp's. Python wrappers (pywhispercpp) print the same lines.
+/// its library's, not llama.cpp's. Python wrappers (pywhispercpp) print the same lines, and
+/// the Rust binding whisper-rs logs them through its tracing module (`DEBUG
+/// whisper_rs::whisper_sys_tracing: …: ggml_gallocr_reserve_n: …`, session 48).
 pub(super) fn whisper_cpp_line(text: &str, facts: &mut LineFacts) {
     let own = [
         "whisper_init_",
         "whisper_model_load:",
         "whisper_backend_init",
         "whisper_full_",
+        "whisper_rs::",
     ];
     if own.iter().any(|prefix| {
         text.match_indices(prefix).any(|(at, _)| {

@@ -27,11 +27,13 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
         .unwrap_or(sentence_start);
     let guard = words
         .iter()
-        .filter(|w| w.start >= clause_start && w.end <= start)
-        .any(|w| {
+        .enumerate()
+        .filter(|(_, w)| w.start >= clause_start && w.end <= start)
+        .any(|(at, w)| {
             GUARD.contains(&w.text)
                 && (w.text != "if"
                     || !reported_condition(lower, words, sentence_start, end, sentence_end))
+                && !addressed_to_the_author(words, at)
         });
     if guard {
         return true;
@@ -64,9 +66,11 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     let asks_help = asks_others
         || lower[end..sentence_end].rfind(',').is_some_and(|comma| {
             let tail = &lower[end + comma..sentence_end];
-            ["help", "someone", "anyone", "any idea", "solve", "fix"]
-                .iter()
-                .any(|word| tail.contains(word))
+            [
+                "help", "someone", "anyone", "any idea", "solve", "fix", "solution",
+            ]
+            .iter()
+            .any(|word| tail.contains(word))
         });
     let question = lower[sentence_end..].starts_with('?') && !asks_help;
     if question && !oom {
@@ -91,6 +95,36 @@ pub(super) fn guarded(lower: &str, words: &[Word<'_>], from: usize, to: usize) -
     rest.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .any(|word| WENT_WELL.contains(&word))
         || WENT_WELL_PHRASES.iter().any(|phrase| rest.contains(phrase))
+}
+
+/// Whether the guard word at `at` addresses the project's author, not the reader with advice
+/// (session 48): a courtesy (`I'm sorry to bother you, I have met this problem when I ran to 35
+/// epoches`, `thank you`) or the author's own work the reporter used (`I am using your code to
+/// train PointLK`, `when I run your script`).
+fn addressed_to_the_author(words: &[Word<'_>], at: usize) -> bool {
+    let before = at.checked_sub(1).map(|i| words[i].text);
+    let after = words.get(at + 1).map(|w| w.text);
+    match words[at].text {
+        "you" => matches!(before, Some("bother" | "disturb" | "trouble" | "thank")),
+        "your" => matches!(
+            after,
+            Some(
+                "code"
+                    | "codes"
+                    | "script"
+                    | "scripts"
+                    | "repo"
+                    | "repository"
+                    | "project"
+                    | "implementation"
+                    | "program"
+                    | "demo"
+                    | "notebook"
+                    | "work"
+            )
+        ),
+        _ => false,
+    }
 }
 
 /// Whether the sentence's `if` states the reporter's own condition with its outcome, a report

@@ -349,6 +349,15 @@ pub(super) fn progress_hit(
     {
         return (!of_another_stage(words, at + 2)).then_some((index, at + 2));
     }
+    // `happens OutOfMemoryError at 5000 iters`, `it OOMs at 300 steps`: the count reached,
+    // then its unit (session 48).
+    if word == "at"
+        && text(index + 1)
+            .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()) && is_count(w))
+        && text(index + 2).is_some_and(|w| UNITS.contains(&w))
+    {
+        return (!of_another_stage(words, index + 2)).then_some((index, index + 2));
+    }
     // `when I trained to 2000 iterations`, `it trained for 300 steps, then`: a past form with
     // the count it got to (the present, `I train for 300 epochs`, says what was asked).
     // A doer before it (`I`, `we`, `it`): `a model trained for 300 epochs` describes a model.

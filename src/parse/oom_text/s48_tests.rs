@@ -1,0 +1,57 @@
+//! Unit tests of wordings added in session 48: an OOM encountered in lower case, PyTorch's class
+//! as the object of a verb, `memory` mistyped after `out of`, and the card's `GPU RAM`.
+
+use super::*;
+use crate::model::failure::OomMessage;
+
+fn first(text: &str) -> Option<OomMessage> {
+    parse_text(text).into_iter().next()
+}
+
+fn gpu(text: &str) -> bool {
+    first(text).is_some_and(|message| message.is_gpu_oom)
+}
+
+#[test]
+fn an_oom_encountered_is_a_report() {
+    assert!(gpu(
+        "I tested the model on videoMME using a 4-card GPU with 96GB video memory and \
+         encountered oom. I only loaded 20 weight files before encountering oom\n"
+    ));
+    // Advice and a negation stay what they are.
+    assert!(!gpu("If you encounter OOM, reduce the batch size\n"));
+    assert!(!gpu(
+        "we did not encounter oom with the same configuration\n"
+    ));
+}
+
+#[test]
+fn the_class_as_the_object_of_a_verb_is_a_report() {
+    assert!(gpu(
+        "I am trying to do video inference using Nvidia 4090 under Sa2VA-1B config, but got \
+         OutOfMemoryError.\n"
+    ));
+    assert!(!gpu("If you get OutOfMemoryError, lower the batch\n"));
+}
+
+#[test]
+fn memory_mistyped_after_out_of_is_memory() {
+    for typo in [
+        "they both out of mermory using 8*4090.\n",
+        "CUDA out of memoty when training\n",
+        "GPU out of memery on the second step\n",
+    ] {
+        assert!(gpu(typo), "{typo}");
+    }
+    // Other words after `out of` are not.
+    assert!(!gpu("GPU out of members\n"));
+    assert!(!gpu("GPU ran out of memes\n"));
+}
+
+#[test]
+fn the_cards_ram_is_not_the_hosts() {
+    assert!(gpu(
+        "# OOM error where ~50% of the GPU RAM cannot be utilised/reserved\n"
+    ));
+    assert!(!gpu("OOM error, the RAM is full\n"));
+}
