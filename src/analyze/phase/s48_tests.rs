@@ -138,3 +138,23 @@ fn pytorchs_memory_summary_names_pytorch() {
     assert!(report.is_gpu_oom);
     assert_eq!(report.engine.name, EngineName::Pytorch);
 }
+
+#[test]
+fn a_count_of_training_iterations_and_a_model_fitted_are_the_training() {
+    for words in [
+        "the code crashes only after few training iterations and not immediately",
+        "it failed after 100 training steps",
+        "I'm having this CUDA error when fitting the classifier",
+    ] {
+        assert_eq!(phase_of(words), Phase::TrainingStep, "{words}");
+    }
+    // A model that does not fit names the memory, not a training.
+    assert_eq!(phase_of("the model is not fitting the GPU"), Phase::Unknown);
+}
+
+#[test]
+fn the_allocators_sentence_quoted_without_its_class_is_pytorchs() {
+    let text = "I have set the batch size to 1, but the problem of \"CUDA out of memory Tried to \
+                allocate 38.49 GiB \" still occurs when training on UCF-QNRF dataset\n";
+    assert_eq!(explain_text(text).engine.name, EngineName::Pytorch);
+}

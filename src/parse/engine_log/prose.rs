@@ -367,6 +367,10 @@ pub(super) const MARKERS: &[&str] = &[
     " iterations",
     // (`OutOfMemoryError at 5000 iters`, session 48.)
     " iters",
+    // (`when fitting the classifier`, session 48.)
+    "itting the ",
+    "itting a model",
+    "itting my model",
     // (`after 10 epochs we have below runtime Error`; session 45.)
     " epochs",
     // … misspelt (`when I ran to 35 epoches`, session 48).

@@ -170,7 +170,12 @@ fn torch_wording(text: &str, exception: Option<&str>) -> Option<EngineName> {
     let checked = text
         .strip_prefix("CUDA error:")
         .is_some_and(|rest| rest.trim_start().starts_with("out of memory"));
-    (raised && (allocator || checked)).then_some(EngineName::Pytorch)
+    // The allocator's own sentence retyped without its class, its full stop dropped (`the
+    // problem of "CUDA out of memory Tried to allocate 38.49 GiB" still occurs`, session 48).
+    // (With the full stop, TVM's copy of the wording, `tvm.error.InternalError: CUDA out of
+    // memory. Tried to allocate …`, is MLC-LLM's.)
+    let quoted = regex!(r"out of memory\s+Tried to allocate \d").is_match(text);
+    ((raised && (allocator || checked)) || quoted).then_some(EngineName::Pytorch)
 }
 
 /// vLLM's process prefixes name the engine (`(EngineCore_DP0 pid=…)`, `(VllmWorker rank=…)`).

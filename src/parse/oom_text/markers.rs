@@ -464,6 +464,17 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("爆显存", Message),
         ("显存炸", Message),
         ("炸显存", Message),
+        // … with an adverb between (`显存会溢出`, `显存直接爆了`, [`mention::cjk_mention`]).
+        ("显存会", Words),
+        ("显存就", Words),
+        ("显存直接", Words),
+        ("显存又", Words),
+        ("显存还", Words),
+        ("显存也", Words),
+        ("显存都", Words),
+        ("显存已经", Words),
+        ("显存全部", Words),
+        ("显存瞬间", Words),
         // The memory named by its device (显卡内存, GPU内存, CUDA内存; 内存 alone is the host's).
         ("显卡内存", Words),
         ("GPU内存", Words),

@@ -631,10 +631,18 @@ fn cjk_mention(text: &str) -> Option<usize> {
             regex!(r"(?i)(?:^|[^a-z])(?:cpu|ram)(?:$|[^a-z])|系统内存|主机内存").is_match(text);
         (card && !host).then_some(at)
     };
+    // An adverb between (`3090的24GB显存会溢出呢`, would overflow; `显存直接爆了`, blew at once;
+    // `显存就不够了`), session 48; a negation before the adverb (`显存不会溢出`) is no match.
+    let adverb = || {
+        regex!(r"显存(?:会|就|直接|又|还是|还|也|都|已经|全部|瞬间)(?:溢出|爆|不足|不够)")
+            .find(text)
+            .map(|found| found.start())
+    };
     let at = SHORT
         .iter()
         .filter_map(|words| text.find(words))
         .min()
+        .or_else(adverb)
         .or_else(qualified)
         .or_else(|| japanese_not_enough(text))
         .or_else(on_a_card)?;

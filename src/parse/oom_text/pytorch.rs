@@ -270,7 +270,19 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
         .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s))
         // The message cut right after the figure's words (`…; 1.54 GiB reserved in total`, a
         // pasted line wrapped or trimmed before `by PyTorch)`).
-        .or_else(|| size_of(regex!(concat!(size!(), "reservedintotal(?:by)?$")), s));
+        .or_else(|| size_of(regex!(concat!(size!(), "reservedintotal(?:by)?$")), s))
+        // … or inside its first word, the figure after `free;` printed in full (`24.44 MiB
+        // free; 6.79 GiB reser` where a paste or an index ends, session 48).
+        .or_else(|| {
+            size_of(
+                regex!(concat!(
+                    "free;",
+                    size!(),
+                    "r(?:e(?:s(?:e(?:r(?:v(?:e(?:d(?:i(?:n(?:t(?:o(?:t(?:a)?)?)?)?)?)?)?)?)?)?)?)?)?$"
+                )),
+                s,
+            )
+        });
 
     let kind = match accelerator {
         // Every device allocator copies CUDA's refusal of an absurd size (`NPU out of memory.
@@ -375,7 +387,20 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
 
     // ≤2.0 wording; a message cut inside the phrase (`20.68 GiB already allocate`) still names
     // the figure: the phrase is the only one of its shape.
-    if let Some(already) = size_of(regex!(concat!(size!(), "alreadyalloc")), s) {
+    let already = size_of(regex!(concat!(size!(), "alreadyalloc")), s)
+        // … or cut inside `already`, the figure after `total capacity;` printed in full
+        // (`15.78 GiB total capacity; 12.91 GiB a`, session 48).
+        .or_else(|| {
+            size_of(
+                regex!(concat!(
+                    "totalcapacity;",
+                    size!(),
+                    "a(?:l(?:r(?:e(?:a(?:d(?:y(?:a(?:l(?:l(?:o)?)?)?)?)?)?)?)?)?)?$"
+                )),
+                s,
+            )
+        });
+    if let Some(already) = already {
         figures.allocated_by_pytorch_bytes = Some(already);
         if let Some(reserved) = reserved_in_total {
             figures.reserved_total_bytes = Some(reserved);

@@ -90,6 +90,14 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("next epoch", Phase::TrainingStep),
     ("each epoch", Phase::TrainingStep),
     ("an epoch", Phase::TrainingStep),
+    // A model fitted, as scikit-learn-style APIs name their training (`I'm having this CUDA
+    // error when fitting the classifier`, pytorch-tabnet's `clf.fit`; session 48). Not `fit`
+    // alone: a model that does not fit names the memory.
+    ("fitting the model", Phase::TrainingStep),
+    ("fitting the classifier", Phase::TrainingStep),
+    ("fitting the regressor", Phase::TrainingStep),
+    ("fitting a model", Phase::TrainingStep),
+    ("fitting my model", Phase::TrainingStep),
     ("训练", Phase::TrainingStep),
     ("微调", Phase::TrainingStep),
     ("学習", Phase::TrainingStep),

@@ -421,6 +421,11 @@ pub(super) fn progress_hit(
     {
         return Some((index, next + 2));
     }
+    // `after few training iterations`, `after 100 training steps`: the training named
+    // before its unit (session 48).
+    if text(next).is_some_and(training_noun) && text(next + 1).is_some_and(|w| UNITS.contains(&w)) {
+        next += 1;
+    }
     text(next).filter(|w| UNITS.contains(w))?;
     (!of_another_stage(words, next)).then_some((index, next))
 }
