@@ -158,3 +158,47 @@ fn the_allocators_sentence_quoted_without_its_class_is_pytorchs() {
                 allocate 38.49 GiB \" still occurs when training on UCF-QNRF dataset\n";
     assert_eq!(explain_text(text).engine.name, EngineName::Pytorch);
 }
+
+#[test]
+fn torch7s_optim_package_is_an_optimisation_step() {
+    let text =
+        "/home/ubuntu/torch/install/bin/luajit: neural_style.lua:484: cuda runtime error (2) \
+                : out of memory at /tmp/luarocks_cutorch-scm-1/cutorch/lib/THC/generic/THCStorage\
+                .cu:40\nstack traceback:\n        [C]: in function 'resize'\n        \
+                neural_style.lua:484: in function 'updateGradInput'\n        /home/ubuntu/torch/\
+                install/share/lua/5.1/optim/adam.lua:33: in function 'adam'\n        \
+                neural_style.lua:343: in function 'main'\n";
+    assert_eq!(explain_text(text).phase.failed_in, Phase::TrainingStep);
+}
+
+#[test]
+fn converters_run_from_a_shell_are_a_conversion() {
+    let ct2 = "ct2-transformers-converter --model tiiuae/falcon-40b-instruct --quantization int8 \
+               --output_dir falcon-40b-instruct-int8\nKilled\n";
+    let report = explain_text(ct2);
+    assert_eq!(report.engine.name, EngineName::Ctranslate2);
+    assert_eq!(report.phase.failed_in, Phase::FormatConversion);
+    let hf = "`python convert_llama_weights_to_hf.py --input_dir ../original --model_size 8B \
+              --output_dir hf` I got killed error\nKilled\n";
+    assert_eq!(explain_text(hf).phase.failed_in, Phase::FormatConversion);
+    // The converter named in a sentence runs nothing.
+    let told = "Is ct2-transformers-converter able to convert this model?\nKilled\n";
+    assert_ne!(explain_text(told).engine.name, EngineName::Ctranslate2);
+}
+
+#[test]
+fn funasrs_keywords_are_not_transformers_generate() {
+    let text = "model = AutoModel(\n    model=model_dir,\n    vad_model=vad_model,\n    \
+                punc_model=punc_model,\n)\nres = model.generate(\n    input=local_path,\n)\n\
+                torch.OutOfMemoryError: CUDA out of memory.\n";
+    assert_eq!(explain_text(text).engine.name, EngineName::Other);
+}
+
+#[test]
+fn an_issue_forms_optional_framework_field_names_nothing() {
+    let text =
+        "**PyTorch Version (if applicable)**: 1.13\n**Tensorflow Version (if applicable)**: \
+                \n[W] Skipping tactic 0x0000000000000000 due to exception autotuning: CUDA error 2 \
+                allocating 2147747325-byte buffer: out of memory\n";
+    assert_ne!(explain_text(text).engine.name, EngineName::Tensorflow);
+}

@@ -33,6 +33,12 @@ pub(super) const RULES: &[Rule] = &[
     rule("convert_llama_ggml_to_gguf", conversion_script),
     rule("convert_checkpoint", conversion_script),
     rule("convert_weight", conversion_script),
+    // transformers' checkpoint converters (`models/llama/convert_llama_weights_to_hf.py`,
+    // `convert_mistral_weights_to_hf.py`, …), session 48.
+    rule("_weights_to_hf", conversion_script),
+    // CTranslate2's converter console scripts (`python/setup.py` entry points:
+    // `ct2-transformers-converter`, `ct2-fairseq-converter`, `ct2-opennmt-py-converter`, …).
+    rule("-converter ", ctranslate2_converter),
     // DeepSeek-V3's and -R1's `inference/convert.py` (its `__main__`: `--hf-ckpt-path`,
     // `--save-path`, `--n-experts`, `--model-parallel`) reshards a Hugging Face checkpoint for
     // the demo's model-parallel ranks; the generic `convert.py` shares no marker of its own.
@@ -237,6 +243,34 @@ fn conversion_script(text: &str, facts: &mut LineFacts) {
         facts.engine(EngineName::Llamacpp, Certainty::Weak);
     }
     if run || mlc {
+        facts.event(
+            EventKind::FormatConversion,
+            Phase::FormatConversion,
+            EventFigures::default(),
+        );
+    }
+}
+
+/// CTranslate2's converter run from a shell (`ct2-transformers-converter --model … --quantization
+/// int8 --output_dir …`): a checkpoint converted by CTranslate2, with a flag after the command
+/// (not its name in a sentence), session 48.
+fn ctranslate2_converter(text: &str, facts: &mut LineFacts) {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let run = words.windows(2).any(|pair| {
+        let name = pair[0].rsplit(['/', '\\']).next().unwrap_or(pair[0]);
+        let name = name.trim_start_matches(['!', '$', '`']);
+        name.strip_prefix("ct2-")
+            .and_then(|rest| rest.strip_suffix("-converter"))
+            .is_some_and(|source| {
+                !source.is_empty()
+                    && source
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            })
+            && pair[1].starts_with("--")
+    });
+    if run {
+        facts.engine(EngineName::Ctranslate2, Certainty::Strong);
         facts.event(
             EventKind::FormatConversion,
             Phase::FormatConversion,

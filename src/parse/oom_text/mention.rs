@@ -126,6 +126,9 @@ fn weak_mention(line: &str) -> Option<usize> {
         || lower.contains("system memory")
         || lower.contains("java")
         || lower.contains("kill")
+        // gperftools' host allocator warning of a large request (`tcmalloc: large alloc
+        // 2617409536 bytes`, Colab's runtime), session 48.
+        || lower.contains("tcmalloc")
         || ray_oom(&lower)
     {
         return None;
@@ -278,7 +281,7 @@ pub(super) fn gpu_work_shown(line: &str) -> bool {
 /// `system RAM`, `out of RAM`, `swap`, the OOM killer, a kill.
 pub(super) fn host_memory_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    regex!(r"(?:^|[^a-z0-9_])(?:(?:out of|system|cpu|host) ram|ram (?:usage|is full|fills|filled|ran out)|swap|oom[ _-]?killer|oom-kill|oomkilled|killed|sigkill|host memory|system memory|cpu memory|memoryerror|bad_alloc)(?:$|[^a-z0-9_])")
+    regex!(r"(?:^|[^a-z0-9_])(?:(?:out of|system|cpu|host) ram|ram (?:usage|is full|fills|filled|ran out)|swap|oom[ _-]?killer|oom-kill|oomkilled|killed|sigkill|host memory|system memory|cpu memory|memoryerror|bad_alloc|tcmalloc)(?:$|[^a-z0-9_])")
         .is_match(&lower)
 }
 

@@ -92,3 +92,11 @@ fn gpu_memory_overflowing_with_an_adverb_is_a_report() {
     assert!(!gpu("显存不会溢出\n"));
     assert!(!gpu("显存会占用很多\n"));
 }
+
+#[test]
+fn tcmallocs_large_alloc_is_the_hosts() {
+    assert!(!gpu(
+        "Hi, I'm currently using the GAN on Colab, but I'm running out of memory. Colab warns: \
+         _tcmalloc: large alloc 2617409536 bytes_\n"
+    ));
+}

@@ -145,6 +145,15 @@ pub(super) const TORCH: &[FrameRule] = &[
     // Torch7 (Lua, 2014–2018) `torch/File.lua`: `torch.load` reads a saved object back
     // (`readObject`), a model's tensors onto the GPU when they were saved from it.
     r("readObject", "torch/File.lua", W, Stage, "torch7"),
+    // Torch7's `optim` package (torch/optim: `adam.lua`, `lbfgs.lua`, `sgd.lua`, …, each
+    // `optim.<name>(opfunc, x, config, state)` evaluating the loss and its gradient through
+    // `opfunc`, then updating `x`): an optimisation step (neural-style optimises its image
+    // this way, session 48).
+    r("adam", "optim/adam.lua", T, Stage, "torch7"),
+    r("lbfgs", "optim/lbfgs.lua", T, Stage, "torch7"),
+    r("sgd", "optim/sgd.lua", T, Stage, "torch7"),
+    r("rmsprop", "optim/rmsprop.lua", T, Stage, "torch7"),
+    r("adagrad", "optim/adagrad.lua", T, Stage, "torch7"),
     r("capture_begin", "torch/cuda/graphs.py", G, Stage, "torch"),
     r("capture_end", "torch/cuda/graphs.py", G, Stage, "torch"),
     r("__enter__", "torch/cuda/graphs.py", G, Stage, "torch"),

@@ -693,6 +693,11 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
     if shell_assignment(line) {
         return;
     }
+    // An issue form's optional field (TensorRT's `**Tensorflow Version (if applicable)**:`):
+    // the form names the framework, not the reporter (session 48).
+    if has(line, "(if applicable)") {
+        return;
+    }
     let code = line.starts_with("File \"")
         || line.starts_with(">>>")
         || line.starts_with('#')
@@ -1066,6 +1071,26 @@ pub(super) fn onnxruntime_own(text: &str, facts: &mut LineFacts) {
         .iter()
         .any(|prefix| text.contains(prefix));
     if logged || text.contains("onnxruntime_pybind11_state") {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
+
+/// FunASR's (modelscope/FunASR) `AutoModel` by the keywords only it takes: `AutoModel(model=…,
+/// vad_model=…, punc_model=…, spk_model=…)` and `model.generate(input=…, batch_size_s=…,
+/// hotword=…)` (`funasr/auto/auto_model.py`). Its `generate` is not transformers'; the program
+/// is none of the named engines (`other`), session 48.
+pub(super) fn funasr_keywords(text: &str, facts: &mut LineFacts) {
+    let keyword = ["vad_model=", "punc_model=", "spk_model=", "batch_size_s="]
+        .iter()
+        .any(|word| {
+            text.match_indices(word).any(|(at, _)| {
+                text[..at]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+            })
+        });
+    if keyword {
         facts.engine(EngineName::Other, Certainty::Strong);
     }
 }
