@@ -344,6 +344,13 @@
 # `Error in `, `Aborted request `, `warmup{max_input_length=`) run only on the parsed head, tail
 # and failure windows of a long log; its prose markers (`rainer.step`, `.fit(`, `he testing`)
 # pass the busy serving lines' tests (`hot_path_tests`).
+# Forty-eighth session (2026-12-06 21:05 UTC, the same 2-core VM (AMD EPYC), load 0.7-0.8):
+# `varied`, 1 GiB (5,928,009 lines), RUNS=5 alternated with grep and a build from session 47's
+# last hour (BEFORE): grep -c 0.21 s best / 0.21 s median; explain at d877f5e5 0.28 s best /
+# 0.30 s median wall (0.45 s CPU, 26 MiB RSS), 1.33x grep best, 1.43x median; the earlier build
+# 0.27 s / 0.30 s in the same loop; one core 0.42 s (2.00x). The session's new markers (` iters`,
+# `out of me`, `-converter `, `itting the `, `显存会`, ONNX Runtime's and spaCy's lines) are rare
+# in serving logs; the JSON reports of both builds are the same on this input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
