@@ -1,7 +1,8 @@
 //! Engines and apps named by their own lines and commands:
 //! ExLlamaV2's quantizer, AUTOMATIC1111's footer, Forge's checkpoint record and the web UI's
 //! folder, a Kubernetes pod's host name on an NCCL line, accelerate's launcher, DeepSpeed's
-//! KV cache, Paddle Inference's predictor.
+//! KV cache, Paddle Inference's predictor; ONNX Runtime's logger, FunASR's `AutoModel` keywords
+//! and spaCy's training loop.
 
 use super::super::common::has;
 use super::super::{Certainty, LineFacts};
@@ -168,4 +169,43 @@ fn names_any(text: &str, names: &[&str]) -> bool {
     names
         .iter()
         .any(|name| (text.match_indices(name)).any(|(at, _)| super::identifier_start(text, at)))
+}
+
+/// ONNX Runtime's own lines: its default logger's `[E:onnxruntime:, sequential_executor.cc:514
+/// ExecuteKernel] Non-zero status code returned while running …` (severity letter, logger id
+/// `onnxruntime`) and its Python binding's exceptions (`onnxruntime.capi.
+/// onnxruntime_pybind11_state.Fail`): the program ran its model on ONNX Runtime, none of the
+/// named engines (`other`); a `torch` import beside it made the inputs only (session 48).
+pub(super) fn onnxruntime_own(text: &str, facts: &mut LineFacts) {
+    let logged = ["[E:onnxruntime:", "[W:onnxruntime:", "[F:onnxruntime:"]
+        .iter()
+        .any(|prefix| text.contains(prefix));
+    if logged || text.contains("onnxruntime_pybind11_state") {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
+
+/// FunASR's (modelscope/FunASR) `AutoModel` by the keywords only it takes: `AutoModel(model=…,
+/// vad_model=…, punc_model=…, spk_model=…)` and `model.generate(input=…, batch_size_s=…,
+/// hotword=…)` (`funasr/auto/auto_model.py`). Its `generate` is not transformers'; the program
+/// is none of the named engines (`other`), session 48.
+pub(super) fn funasr_keywords(text: &str, facts: &mut LineFacts) {
+    let keyword = ["vad_model=", "punc_model=", "spk_model=", "batch_size_s="]
+        .iter()
+        .any(|word| {
+            text.match_indices(word)
+                .any(|(at, _)| super::identifier_start(text, at))
+        });
+    if keyword {
+        facts.engine(EngineName::Other, Certainty::Strong);
+    }
+}
+
+/// spaCy's training loop by its own lines (`spacy/training/loop.py`: the divider `msg.divider(
+/// "Training pipeline")` and, when an exception stops it, `msg.warn("Aborting and saving the
+/// final best model. Encountered exception: {repr(e)}")`): the program is none of the named
+/// engines (`other`), and its tqdm bar `Epoch 1:  15%|…` is its own, not Lightning's (session
+/// 48).
+pub(super) fn spacy_own(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Other, Certainty::Strong);
 }

@@ -1061,49 +1061,6 @@ pub(super) fn sdcpp_logger(text: &str, facts: &mut LineFacts) {
     }
 }
 
-/// ONNX Runtime's own lines: its default logger's `[E:onnxruntime:, sequential_executor.cc:514
-/// ExecuteKernel] Non-zero status code returned while running …` (severity letter, logger id
-/// `onnxruntime`) and its Python binding's exceptions (`onnxruntime.capi.
-/// onnxruntime_pybind11_state.Fail`): the program ran its model on ONNX Runtime, none of the
-/// named engines (`other`); a `torch` import beside it made the inputs only (session 48).
-pub(super) fn onnxruntime_own(text: &str, facts: &mut LineFacts) {
-    let logged = ["[E:onnxruntime:", "[W:onnxruntime:", "[F:onnxruntime:"]
-        .iter()
-        .any(|prefix| text.contains(prefix));
-    if logged || text.contains("onnxruntime_pybind11_state") {
-        facts.engine(EngineName::Other, Certainty::Strong);
-    }
-}
-
-/// FunASR's (modelscope/FunASR) `AutoModel` by the keywords only it takes: `AutoModel(model=…,
-/// vad_model=…, punc_model=…, spk_model=…)` and `model.generate(input=…, batch_size_s=…,
-/// hotword=…)` (`funasr/auto/auto_model.py`). Its `generate` is not transformers'; the program
-/// is none of the named engines (`other`), session 48.
-pub(super) fn funasr_keywords(text: &str, facts: &mut LineFacts) {
-    let keyword = ["vad_model=", "punc_model=", "spk_model=", "batch_size_s="]
-        .iter()
-        .any(|word| {
-            text.match_indices(word).any(|(at, _)| {
-                text[..at]
-                    .chars()
-                    .next_back()
-                    .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
-            })
-        });
-    if keyword {
-        facts.engine(EngineName::Other, Certainty::Strong);
-    }
-}
-
-/// spaCy's training loop by its own lines (`spacy/training/loop.py`: the divider `msg.divider(
-/// "Training pipeline")` and, when an exception stops it, `msg.warn("Aborting and saving the
-/// final best model. Encountered exception: {repr(e)}")`): the program is none of the named
-/// engines (`other`), and its tqdm bar `Epoch 1:  15%|…` is its own, not Lightning's (session
-/// 48).
-pub(super) fn spacy_own(_text: &str, facts: &mut LineFacts) {
-    facts.engine(EngineName::Other, Certainty::Strong);
-}
-
 /// whisper.cpp (ggml-org/whisper.cpp), speech recognition on ggml, by the prefixes of its own
 /// functions' log lines (`src/whisper.cpp`: `whisper_init_from_file_with_params_no_state:
 /// loading model from '…'`, `whisper_model_load: n_vocab = 51865`, `whisper_backend_init_gpu:
