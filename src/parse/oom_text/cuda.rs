@@ -622,6 +622,16 @@ pub(super) fn parse(family: Family, text: &str, squeezed: &str) -> Parsed {
                 parsed.figures.tried_to_allocate_bytes =
                     tried.or(parsed.figures.tried_to_allocate_bytes);
             }
+            // TensorRT 8.x's builder skipping a tactic it could not get a workspace for (`[W]
+            // Skipping tactic 0x0000000000000000 due to exception autotuning: CUDA error 2
+            // allocating 2147747325-byte buffer: out of memory`, session 48).
+            if let Some(bytes) = regex!(r"allocating(\d+)-bytebuffer:outofmemory")
+                .captures(squeezed)
+                .and_then(|caps| caps.get(1))
+                .and_then(|m| m.as_str().parse().ok())
+            {
+                parsed.figures.tried_to_allocate_bytes = Some(crate::model::Bytes(bytes));
+            }
             // Old RMM: `… RMM_ERROR_OUT_OF_MEMORY (4)  Attempted to allocate: 4000000000 bytes.`
             if let Some(bytes) =
                 regex!(r"RMM_ERROR_OUT_OF_MEMORY\(\d+\)Attemptedtoallocate:(\d+)bytes")

@@ -94,3 +94,17 @@ fn tcmallocs_large_alloc_is_the_hosts() {
          _tcmalloc: large alloc 2617409536 bytes_\n"
     ));
 }
+
+#[test]
+fn tensorrts_skipped_tactic_names_its_buffer() {
+    let message = first(
+        "[W] Skipping tactic 0x0000000000000000 due to exception autotuning: CUDA error 2 \
+         allocating 2147747325-byte buffer: out of memory\n",
+    )
+    .expect("the builder's warning");
+    assert!(message.is_gpu_oom);
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        Some(Bytes(2_147_747_325))
+    );
+}
