@@ -1290,3 +1290,5 @@ mod s46_tests;
 mod s47_tests;
 #[cfg(test)]
 mod s48_tests;
+#[cfg(test)]
+mod s49_tests;

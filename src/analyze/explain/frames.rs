@@ -221,6 +221,13 @@ fn rpc_method<'a>(callee: &str, arguments: &'a str) -> Option<&'a str> {
     .then_some(method)
 }
 
+/// Whether a frame is the Ray task named on the failure's own line (`RayTaskError(
+/// OutOfMemoryError): ray::WorkerDict.actor_rollout_generate_sequences()`): the task the error
+/// was raised in, the innermost frame the line shows.
+fn own_task(frame: &Frame, failure_line: u64) -> bool {
+    frame.line == failure_line && frame.file == crate::parse::engine_log::RAY_TASK
+}
+
 /// Frames of the traceback that belongs to the failure: from the last `Traceback` line
 /// before it up to the failure line; without one, frames within 200 lines after it (some
 /// engines log the error first and the traceback after).
@@ -254,7 +261,7 @@ pub(super) fn failure_frames(collected: &Collected, failure_line: Option<u64>) -
         Some(start) => collected
             .frames
             .iter()
-            .filter(|frame| frame.line > start && frame.line < line)
+            .filter(|frame| frame.line > start && (frame.line < line || own_task(frame, line)))
             .cloned()
             .collect(),
         // No `Traceback` line (a pasted fragment): the frames just above the message, else
@@ -263,7 +270,9 @@ pub(super) fn failure_frames(collected: &Collected, failure_line: Option<u64>) -
             let before: Vec<Frame> = collected
                 .frames
                 .iter()
-                .filter(|frame| frame.line < line && line - frame.line <= 200)
+                .filter(|frame| {
+                    (frame.line < line && line - frame.line <= 200) || own_task(frame, line)
+                })
                 .cloned()
                 .collect();
             if !before.is_empty() {

@@ -75,6 +75,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Requested to load ", comfyui),
     rule("loaded completely", comfyui),
     rule("loaded partially", comfyui),
+    rule("prepared for dynamic VRAM loading", comfyui),
     rule("Got an OOM, unloading all loaded models", comfyui),
     // AUTOMATIC1111 stable-diffusion-webui: the generation footer of `modules/ui_common.py` /
     // `modules/memmon.py` ("Torch active/reserved: …, Sys VRAM: …") and

@@ -73,6 +73,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("msg=load request=", ollama_load_request),
     rule("| POST ", gin_request),
     rule(": failed to allocate compute buffers", compute_failed),
+    // ggml-cuda's `CUDA_CHECK` names the function it failed in (`ggml_cuda_error`: `current
+    // device: 0, in function alloc at …/ggml-cuda.cu:424`).
+    rule(", in function ", ggml_cuda_function),
     // The scheduler's worst-case graph reserve at the context's creation (`src/llama-context.cpp`
     // `llama_context::sched_reserve`, 2026: `LLAMA_LOG_INFO("%s: reserving ...\n", __func__)`,
     // then the compute buffers' sizes): the compute buffers are being allocated.
@@ -633,6 +636,35 @@ fn compute_failed(text: &str, facts: &mut LineFacts) {
         _ => return,
     };
     facts.failed_phase_hint = Some(phase);
+}
+
+/// The function ggml-cuda's error names (`ggml/src/ggml-cuda/ggml-cuda.cu` `ggml_cuda_error`:
+/// `  current device: %d, in function %s at %s:%d`) when it is the device pool's allocation of
+/// an op's temporaries (`ggml_cuda_pool_leg::alloc` with its `look_ahead_size`,
+/// `ggml_cuda_pool_vmm::alloc` / older `ggml_cuda_pool_malloc_vmm` reserving address space):
+/// a batch being evaluated (session 49). Not the buffers a model or a context allocates at load
+/// (`ggml_backend_cuda_buffer_type_alloc_buffer`); not the op dispatch
+/// (`ggml_cuda_compute_forward`), where a missing kernel fails as often as memory; and
+/// `ggml_cuda_graph_evaluate_and_capture`'s CUDA graph is its own stage.
+fn ggml_cuda_function(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = text.split(", in function ").nth(1) else {
+        return;
+    };
+    let Some((function, location)) = rest.split_once(" at ") else {
+        return;
+    };
+    if !location.contains("ggml-cuda") {
+        return;
+    }
+    let evaluating = matches!(
+        function,
+        "alloc" | "ggml_cuda_pool_malloc" | "ggml_cuda_pool_malloc_vmm"
+    );
+    if function == "ggml_cuda_graph_evaluate_and_capture" {
+        facts.failed_phase_hint = Some(Phase::CudaGraphCapture);
+    } else if evaluating {
+        facts.failed_phase_hint = Some(Phase::Inference);
+    }
 }
 
 /// `sched_reserve: reserving ...`: the context's graph reserve started (see `RULES`).

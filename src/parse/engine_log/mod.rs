@@ -32,6 +32,7 @@ use std::sync::OnceLock;
 pub use common::{parse_timestamp, shorten, Timestamp};
 pub use training::xla_executable_phase;
 pub use training::NATIVE as NATIVE_FRAME_FILE;
+pub use training::RAY_TASK;
 
 use crate::model::explain::{EngineConfig, EventFigures, EventKind, ModelInfo, Phase};
 use crate::model::failure::EngineName;

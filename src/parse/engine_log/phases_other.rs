@@ -61,6 +61,11 @@ pub(super) const RULES: &[Rule] = &[
     rule("adm ", comfy_model_created),
     rule("loaded completely", comfy_loaded),
     rule("loaded partially", comfy_loaded),
+    // ComfyUI's dynamic VRAM loader (2026, `comfy-aimdo`): `Model MiniMaxH3 prepared for dynamic
+    // VRAM loading. 19995MB Staged. 208 patches attached.` in place of `loaded completely`.
+    rule("prepared for dynamic VRAM loading", comfy_loaded),
+    // ComfyUI's `comfy/ops.py` `pick_operations` building a model with scaled fp8 weights.
+    rule("Using scaled fp8: ", comfy_model_created),
     // === Triton Inference Server's model loading (issue 13, second blind batch); handlers at
     // the end of this file. ===
     rule("loading: ", triton_loading),
@@ -235,6 +240,16 @@ fn comfy_model_created(text: &str, facts: &mut LineFacts) {
     let adm = created("adm ", &|rest| {
         !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
     });
+    // `comfy/ops.py` `pick_operations`, choosing the layers of a model being built from scaled
+    // fp8 weights (a diffusion model or a text encoder): `Using scaled fp8: fp8 matrix mult:
+    // False, scale input: False` (session 49). Its weights are read into it next, and the
+    // model's first use prints `Requested to load …` of its own: a load opened.
+    if created("Using scaled fp8: ", &|rest| {
+        rest.starts_with("fp8 matrix mult: ")
+    }) {
+        event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+        return;
+    }
     if dtype || model_type || adm {
         facts.load_part = true;
     }
@@ -257,6 +272,21 @@ pub fn comfy_load_finished(text: &str) -> bool {
             text.find(phrase)
                 .is_some_and(|at| is_log_prefix(&text[..at]))
         })
+        || comfy_dynamic_vram_staged(text)
+}
+
+/// ComfyUI's dynamic VRAM loader's word that a model is placed (2026: `Model MiniMaxH3 prepared
+/// for dynamic VRAM loading. 19995MB Staged. 208 patches attached.`, `Model ZImageTEModel_
+/// prepared for dynamic VRAM loading. 7671MB Staged.`): `Model`, one class name, the phrase,
+/// after a log prefix at most.
+fn comfy_dynamic_vram_staged(text: &str) -> bool {
+    let Some(at) = text.find(" prepared for dynamic VRAM loading") else {
+        return false;
+    };
+    text[..at].rfind("Model ").is_some_and(|model| {
+        let name = &text[model + "Model ".len()..at];
+        is_log_prefix(&text[..model]) && !name.is_empty() && !name.contains(char::is_whitespace)
+    })
 }
 
 /// Whether text is a log line's prefix at most (nothing, a timestamp, `[INFO]`, `root - INFO -`).

@@ -75,6 +75,12 @@ pub(super) const MARKERS: &[&str] = &[
     ".fit(",
     "fit_generator(",
     ".predict(",
+    // … or named without its parentheses (`if I use the predict function from the keras model`,
+    // `when I use model.predict on large data sets`, `` `model.predict` ``, session 49).
+    ".predict ",
+    ".predict`",
+    "predict function",
+    "predict method",
     ".transcribe(",
     ".to(self.",
     ".to(device)",
@@ -681,6 +687,12 @@ pub(super) const MARKERS: &[&str] = &[
     "out a GPU",
     "test function",
     "test script",
+    "test code",
+    "testing code",
+    "eval code",
+    "eval script",
+    "evaluation script",
+    "eval mode",
     // A trained model tested (`analyze::phase::prose::tested`): `when I test:`, `while testing
     // the trained model`.
     "en I test",

@@ -35,6 +35,7 @@ pub(super) const RULES: &[Rule] = &[
     rule(": vllm_rs::", rust_frame),
     rule(": <vllm_rs::", rust_frame),
     rule("In call to configurable '", gin_configurable),
+    rule("RayTaskError(", ray_task),
     rule("\u{2502} ", rich_frame),
     // A rich frame whose padding a narrow console dropped: `│/path/x.py:187 in func`.
     rule("\u{2502}/", rich_frame),
@@ -200,6 +201,32 @@ fn gin_configurable(text: &str, facts: &mut LineFacts) {
 
 /// The file of a frame read from gin-config's line (no path is printed).
 const GIN_CONFIGURABLE: &str = "<gin configurable>";
+
+/// The remote task or actor method a Ray exception was raised in (`ray/exceptions.py`
+/// `RayTaskError`: `ray.exceptions.RayTaskError(OutOfMemoryError): ray::WorkerDict.
+/// actor_rollout_generate_sequences() (pid=3334785, ip=…)`, then that task's own traceback):
+/// the method is the frame that ran on the worker, below the caller's frames that waited on it
+/// (`ray.get` in verl's `fit`), so it reads as the next frame in (session 49).
+fn ray_task(text: &str, facts: &mut LineFacts) {
+    let Some(rest) = after(text, "): ray::") else {
+        return;
+    };
+    let name = rest
+        .split(|c: char| c == '(' || c.is_whitespace())
+        .next()
+        .unwrap_or("");
+    let method = name.rsplit('.').next().unwrap_or(name);
+    if !method.is_empty()
+        && method
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        facts.frame = Some((method.to_string(), RAY_TASK.to_string()));
+    }
+}
+
+/// The file of a frame read from a Ray task's name (the worker's path is in its own traceback).
+pub const RAY_TASK: &str = "<ray task>";
 
 /// The second line of a frame a console wrapped after `File` (Rich's traceback through a
 /// logger at 80 columns, as TabbyAPI prints it in docker: `ERROR:      File` then

@@ -142,6 +142,17 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "OOM when allocating tensor") {
         return Some((Family::Framework(FrameworkKind::TfTensor), position));
     }
+    // The same status cut at the line's end before its `tensor` (`OP_REQUIRES failed at
+    // random_op.cc:77 : Resource exhausted: OOM when allocating`, a search excerpt's end,
+    // session 49): after the status's own words, TensorFlow's op allocation all the same.
+    if let Some(found) = regex!(
+        r"(?:Resource exhausted|ResourceExhaustedError|RESOURCE_EXHAUSTED):? ?OOM when allocating(?: t(?:e(?:n(?:s(?:or?)?)?)?)?)?\s*$"
+    )
+    .find(text)
+    {
+        let position = found.start() + found.as_str().find("OOM").unwrap_or(0);
+        return Some((Family::Framework(FrameworkKind::TfTensor), position));
+    }
     // TensorFlow 1.x's session error, its tensor cut off by the reporter (`ResourceExhaustedError
     // (see above for traceback): OOM 的错误`, `… : OOM when …`): the status's own `OOM`.
     if let Some(found) =

@@ -61,6 +61,15 @@ fn is_failure_line(text: &str) -> bool {
         // `Unable to allocate 3.1 GiB for an array` starts the same way.
         || regex!(r"Unable to allocate (?:CUDA|ROCm|Vulkan|SYCL|Metal|MUSA|CANN)\d* buffer")
             .is_match(text)
+        // ggml-alloc's line retyped without its size (a title `failed to allocate ROCm0 buffer
+        // of size > b1240`, session 49): a GPU backend's buffer by its name.
+        || regex!(r"failed to allocate (?:CUDA|ROCm|Vulkan|SYCL|Metal|MUSA|CANN)\d+ buffer")
+            .is_match(text)
+        // ggml-vulkan `ggml_vk_create_buffer`: a buffer larger than the device's largest
+        // allocation is refused before Vulkan is asked (`throw vk::OutOfDeviceMemoryError(
+        // "Requested buffer size exceeds device memory allocation limit")`), quoted so in a
+        // title without the error's name (session 49).
+        || text.contains("Requested buffer size exceeds device memory allocation limit")
         || text.contains("failed to allocate buffer for kv cache")
         || text.contains("llama_kv_cache_init() failed")
         || text.contains("failed to allocate compute")

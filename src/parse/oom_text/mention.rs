@@ -201,9 +201,10 @@ fn bare_class(lower: &str) -> Option<usize> {
         return Some(found.start() + found.as_str().find('o').unwrap_or(0));
     }
     // Or the object of a verb that hit it, wherever the sentence ends (`but got
-    // OutOfMemoryError.`, session 48).
+    // OutOfMemoryError.`, session 48), or TensorFlow's class so (`the model throws a
+    // ResourceExhaustedError after the predictions`, session 49).
     let found = regex!(
-        r"(?:^|[^a-z])(?:got|get|gets|getting|encounter(?:ed|ing|s)?|hit|hits|throws?|threw|raised?|raises)\s+(?:an?\s+)?(outofmemoryerror)(?:$|[^a-z])"
+        r"(?:^|[^a-z])(?:got|get|gets|getting|encounter(?:ed|ing|s)?|hit|hits|throws?|threw|raised?|raises)\s+(?:an?\s+)?(outofmemoryerror|resourceexhaustederror)(?:$|[^a-z])"
     )
     .captures(lower)?;
     found.get(1).map(|class| class.start())

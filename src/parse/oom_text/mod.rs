@@ -327,6 +327,8 @@ mod s47_tests;
 #[cfg(test)]
 mod s48_tests;
 #[cfg(test)]
+mod s49_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

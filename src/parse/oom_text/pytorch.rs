@@ -121,7 +121,36 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Mps, position - "MPS backend".len()));
         }
     }
+    if let Some(found) = cut_class_line(text) {
+        return Some(found);
+    }
     head_cut_tail_start(text).map(|position| (Family::TorchAllocator(Accelerator::Cuda), position))
+}
+
+/// A traceback's exception line whose message the paste cut right after the class, or a few
+/// letters into it (`torch.cuda.OutOfMemoryError: Allocatio`, where a search excerpt ended;
+/// session 49): PyTorch raises `torch.OutOfMemoryError` (`torch.cuda.OutOfMemoryError` before
+/// 2.4) from its device allocators only, so the line is the device's OOM without its figures.
+/// Only when what is left of the message begins one of the allocators' own (`CUDA out of
+/// memory.`, `Allocation on device`, `HIP out of memory.`), or nothing is left; not MPS's (its
+/// family is its own) nor a message in other words.
+fn cut_class_line(text: &str) -> Option<(Family, usize)> {
+    let found =
+        regex!(r"^\s*(torch\.(?:cuda\.)?OutOfMemoryError):[ \t]*(.{0,40}?)\s*$").captures(text)?;
+    let rest = found.get(2).map_or("", |rest| rest.as_str());
+    let position = found.get(1).map_or(0, |class| class.start());
+    if "Allocation on device".starts_with(rest) && !rest.is_empty() {
+        return Some((Family::MallocAsync, position));
+    }
+    for (message, accelerator) in [
+        ("CUDA out of memory.", Accelerator::Cuda),
+        ("HIP out of memory.", Accelerator::Hip),
+    ] {
+        if message.starts_with(rest) {
+            return Some((Family::TorchAllocator(accelerator), position));
+        }
+    }
+    None
 }
 
 /// PyTorch 2.1+'s message with its head cut off, from its second sentence on (a blog quoting

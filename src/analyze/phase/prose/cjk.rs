@@ -207,9 +207,19 @@ pub(super) fn cjk_startup_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
             .iter()
             .filter_map(|word| clause.find(word))
             .min();
-        let right_after = ["出现", "就报", "报错", "爆显存", "oom", "失败"]
-            .iter()
-            .any(|word| after.trim_start().starts_with(word));
+        // (`启动不起来` / `启动不了`: cannot start, session 49.)
+        let right_after = [
+            "出现",
+            "就报",
+            "报错",
+            "爆显存",
+            "oom",
+            "失败",
+            "不起来",
+            "不了",
+        ]
+        .iter()
+        .any(|word| after.trim_start().starts_with(word));
         if let Some(time) = timed {
             out.push((at, end + time, Phase::Startup));
         } else if right_after {

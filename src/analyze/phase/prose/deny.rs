@@ -57,6 +57,9 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     if modifies_a_noun(after) {
         return true;
     }
+    if phrase.is_ascii() && went_well(after) {
+        return true;
+    }
     // A task named by its noun (`to help super-resolution task`, `the super-resolution speed`):
     // the field or the program's pace, not its run failing.
     if phrase.ends_with("resolution")
@@ -87,6 +90,7 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
                     found + lower[found..].chars().next().map_or(1, char::len_utf8)
                 });
             names_the_failure(&lower[sentence_start..at])
+                || own_condition_then_failure(&lower[sentence_start..], at - sentence_start)
         };
         // `before the KSampler can proceed`: the stage not reached yet, with its article.
         let article_between = index == 1
@@ -97,6 +101,103 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
             );
         DENY.contains(&word) && (!moving || index == 0 || article_between) && !reported_if
     })
+}
+
+/// Whether a sentence (from its start) states the reporter's own condition with the failure
+/// it brings (`But if I use the predict function …, it throws an OOM error`, session 49): `if
+/// I` / `if we` before the stage at `at`, and after it, within the sentence, the failure named
+/// with no modal, future, negation or question (`if I train on two cards, would it still run out
+/// of memory?`, `if we load it in 8 bits it won't run out of memory`).
+fn own_condition_then_failure(sentence: &str, at: usize) -> bool {
+    let head = &sentence[..at];
+    if !(head.contains("if i ") || head.contains("if we ")) {
+        return false;
+    }
+    let rest = &sentence[at..];
+    let end = rest.find(['.', '!', '?', '\n', '。']).unwrap_or(rest.len());
+    let clause = &rest[..end];
+    if rest[end..].starts_with('?') {
+        return false;
+    }
+    let modal = clause
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|word| {
+            matches!(
+                word,
+                "would"
+                    | "will"
+                    | "could"
+                    | "might"
+                    | "should"
+                    | "won't"
+                    | "wouldn't"
+                    | "not"
+                    | "no"
+                    | "never"
+                    | "avoid"
+                    | "without"
+            )
+        });
+    !modal && names_the_failure(clause)
+}
+
+/// Whether the rest of a stage phrase's sentence says the stage went well (`While training I
+/// also use the ImageDataGenerator and everything works as expected. But if I use the predict
+/// function …, it throws an OOM error`, session 49): up to the sentence's end, a turn (`but`,
+/// `until`, `then`) or the failure's own words, a word of success.
+fn went_well(after: &str) -> bool {
+    // One clause: a comma, a bracket or a colon ends it (`when loading the model, not sure why it
+    // works on yours`), and so does a relative clause (`to load models that were loading fine
+    // before`).
+    let end = after
+        .find(['.', '!', '?', '\n', ';', ',', '(', ':'])
+        .unwrap_or(after.len());
+    let clause = &after[..end];
+    let clause = [
+        " but ",
+        " however",
+        " although",
+        " though",
+        " until ",
+        " till ",
+        " then ",
+        " except",
+        " that ",
+        " which ",
+    ]
+    .iter()
+    .chain(OOM_WORDS.iter())
+    .filter_map(|word| clause.find(word))
+    .min()
+    .map_or(clause, |at| &clause[..at]);
+    let success = |word: &str, rest: &str| {
+        matches!(word, "works" | "worked" | "successfully" | "perfectly")
+            // (Not `fine-tune`.)
+            || (word == "fine" && !rest.starts_with('-'))
+    };
+    clause
+        .match_indices(|c: char| c.is_alphanumeric())
+        .filter(|&(at, _)| {
+            clause[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric())
+        })
+        .any(|(at, _)| {
+            let word_end = clause[at..]
+                .find(|c: char| !c.is_alphanumeric())
+                .map_or(clause.len(), |len| at + len);
+            success(&clause[at..word_end], &clause[word_end..])
+        })
+        || [
+            "as expected",
+            "no problem",
+            "no issue",
+            "without problem",
+            "without issue",
+        ]
+        .iter()
+        .any(|phrase| clause.contains(phrase))
 }
 
 /// Whether the Chinese sentence holding a stage word (at `at`) gives advice (AUDIT.md, session

@@ -602,6 +602,12 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("评估时", Phase::Inference),
     // A prediction pass (ColabFold's and AlphaFold's `predict` stage, Keras `model.predict`,
     // Lightning's `predict` loop) runs the model without a step.
+    // Keras' or an app's prediction call named in words or without its parentheses (`if I
+    // use the predict function from the keras model`, `when I use model.predict on large data
+    // sets`, session 49).
+    ("the predict function", Phase::Inference),
+    ("the predict method", Phase::Inference),
+    (".predict ", Phase::Inference),
     ("prediction step", Phase::Inference),
     ("predict step", Phase::Inference),
     ("doing predict", Phase::Inference),
@@ -717,6 +723,16 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("run the test function", Phase::Inference),
     ("running the test script", Phase::Inference),
     ("run the test script", Phase::Inference),
+    // The same script called code, or named eval (session 49: `I meet CUDA out of memory when
+    // I run the test code`, `When I try to use the eval code`).
+    ("run the test code", Phase::Inference),
+    ("running the test code", Phase::Inference),
+    ("run the testing code", Phase::Inference),
+    ("running the testing code", Phase::Inference),
+    ("the eval code", Phase::Inference),
+    ("the eval script", Phase::Inference),
+    ("the evaluation script", Phase::Inference),
+    ("run the eval mode", Phase::Inference),
     ("do the evaluation", Phase::Inference),
     ("do evaluation", Phase::Inference),
     ("doing evaluation", Phase::Inference),

@@ -320,6 +320,9 @@ pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
     r("convert_to_fp8", "", F, Stage, "vllm"),
     r("profile_run", "", P, Stage, "vllm"),
     r("_dummy_sampler_run", "", P, Stage, "vllm"),
+    // The V2 model runner's start-up warm-up (`vllm/v1/worker/gpu/warmup.py` `warmup_kernels`:
+    // "Run two execute_model + sample_tokens iterations to JIT compile triton kernels").
+    r("warmup_kernels", "vllm/", P, Stage, "vllm"),
     r("_dummy_pooler_run", "", P, Stage, "vllm"),
     r("determine_num_available_blocks", "", P, Stage, "vllm"),
     r("determine_available_memory", "", P, Stage, "vllm"),

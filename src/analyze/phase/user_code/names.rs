@@ -169,9 +169,35 @@ pub fn name_phase(function: &str) -> Option<Phase> {
     }
     let training = has(TRAINING_WORDS);
     let inference = has(INFERENCE_WORDS);
-    let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS)) || words.iter().any(|w| w == "restore");
+    let load = (has(LOAD_VERBS) && has(LOAD_OBJECTS))
+        || (has(COMPONENT_VERBS) && has(COMPONENT_OBJECTS))
+        || words.iter().any(|w| w == "restore");
     one_stage(training, inference, load)
 }
+
+/// A model's parts a loader is named for (`load_ideogram4_text_encoder`, `load_vae`,
+/// `build_unet`, session 49), with a verb that makes or reads one; not `get` or `prepare`,
+/// which name an encoder's inputs or outputs as often (`get_encoder_output`).
+const COMPONENT_VERBS: &[&str] = &[
+    "load",
+    "restore",
+    "init",
+    "initialize",
+    "build",
+    "create",
+    "instantiate",
+    "setup",
+];
+const COMPONENT_OBJECTS: &[&str] = &[
+    "encoder",
+    "encoders",
+    "vae",
+    "unet",
+    "transformer",
+    "backbone",
+    "lora",
+    "adapter",
+];
 
 /// A GAN's or a pix2pix-style trainer's update of its networks: SPADE's and its followers'
 /// `run_generator_one_step` / `run_discriminator_one_step` (`trainers/pix2pix_trainer.py`),

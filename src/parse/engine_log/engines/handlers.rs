@@ -483,7 +483,9 @@ pub(super) fn comfyui(text: &str, facts: &mut LineFacts) {
         || has(text, "Got an OOM")
         || word_after(text, "loaded completely")
             .or_else(|| word_after(text, "loaded partially"))
-            .is_some_and(|word| word.starts_with(|c: char| c.is_ascii_digit()));
+            .is_some_and(|word| word.starts_with(|c: char| c.is_ascii_digit()))
+        // The dynamic VRAM loader's line (2026): `Model X prepared for dynamic VRAM loading.`
+        || crate::parse::engine_log::comfy_load_finished(text);
     if shaped {
         facts.engine(EngineName::Comfyui, Certainty::Strong);
     }
