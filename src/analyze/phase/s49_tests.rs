@@ -170,3 +170,23 @@ fn ggml_cudas_pool_allocation_is_a_batch_evaluated() {
                   ggml_cuda_compute_forward at /x/ggml-cuda/ggml-cuda.cu:2313\n";
     assert_eq!(explain_text(kernel).phase.failed_in, Phase::Unknown);
 }
+
+#[test]
+fn a_program_that_will_not_launch_is_start_up() {
+    for words in [
+        "I have audioLDM2 which refuses to launch.",
+        "The app fails to launch with this error:",
+        "It won't start anymore:",
+    ] {
+        assert_eq!(phase_of(words), Phase::Startup, "{words}");
+    }
+    // A kernel that failed to launch is the GPU's error, not the program's start.
+    assert_eq!(
+        phase_of("RuntimeError: INTERNAL: Failed to launch CUDA kernel: fusion_29 with block"),
+        Phase::Unknown
+    );
+    assert_eq!(
+        phase_of("If it doesn't start, reduce the batch"),
+        Phase::Unknown
+    );
+}

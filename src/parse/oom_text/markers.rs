@@ -464,6 +464,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("爆显存", Message),
         ("显存炸", Message),
         ("炸显存", Message),
+        // (存 typed twice: `显存存不够用`, session 49.)
+        ("显存存不", Message),
         // … with an adverb between (`显存会溢出`, `显存直接爆了`, [`mention::cjk_mention`]).
         ("显存会", Words),
         ("显存就", Words),

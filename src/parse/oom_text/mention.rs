@@ -602,9 +602,11 @@ const MENTION_DENY: [&str; 11] = [
 fn cjk_mention(text: &str) -> Option<usize> {
     // Japanese writes the GPU's memory VRAM or GPUメモリ (メモリ不足 alone is any memory).
     // 炸显存 / 显存炸了 (blew up the GPU memory): the same slang as 爆显存.
-    const SHORT: [&str; 10] = [
+    // (`显存存不够用`: 存 typed twice, session 49.)
+    const SHORT: [&str; 11] = [
         "显存不足",
         "显存不够",
+        "显存存不够",
         "显存溢出",
         "爆显存",
         "显存爆",
@@ -829,8 +831,9 @@ fn sentence_around(text: &str, at: usize) -> &str {
 
 /// Verbs that hit an `OOM` ([`oom_as_failure`]; a lower-case `oom` counts after one only).
 /// (`encountered`: `using a 4-card GPU with 96GB video memory and encountered oom. I only
-/// loaded 20 weight files before encountering oom`, session 48.)
-const OOM_VERBS: [&str; 24] = [
+/// loaded 20 weight files before encountering oom`, session 48; `having`: `Also having oom
+/// problems, even when using --t5_cpu`, session 49.)
+const OOM_VERBS: [&str; 28] = [
     "running",
     "run",
     "runs",
@@ -855,6 +858,10 @@ const OOM_VERBS: [&str; 24] = [
     "encounters",
     "encountered",
     "encountering",
+    "have",
+    "has",
+    "had",
+    "having",
 ];
 
 /// Adverbs of time that may end a title or sentence after its last word `oom`
@@ -912,7 +919,7 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
     {
         return false;
     }
-    const VERBS: [&str; 24] = OOM_VERBS;
+    const VERBS: [&str; 28] = OOM_VERBS;
     // The verb right before, or before an article (`throws an OOM exception`).
     let verb = match recent.as_slice() {
         [first, ..] if VERBS.contains(first) => true,

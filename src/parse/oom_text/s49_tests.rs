@@ -63,3 +63,17 @@ fn tensorflows_class_after_advice_is_no_report() {
     // (The report itself is held until GPU work shows: analyze::phase::s49_tests.)
     assert!(!gpu("If you get ResourceExhaustedError, lower the batch\n"));
 }
+
+#[test]
+fn an_oom_had_is_a_report() {
+    assert!(gpu("Also having oom problems, even when using --t5_cpu.\n"));
+    assert!(gpu("I have OOM when the batch is 8\n"));
+    assert!(!gpu("we never had oom with the old version\n"));
+}
+
+#[test]
+fn gpu_memory_with_its_character_typed_twice() {
+    assert!(gpu(
+        "GPU 4090：使用界面 gradio/t2v_1.3B_singleGPU.py 生成一个 480*832的视频， steps 50/50后显示显存存不够用\n"
+    ));
+}

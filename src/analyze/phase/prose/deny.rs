@@ -60,6 +60,21 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     if phrase.is_ascii() && went_well(after) {
         return true;
     }
+    // A kernel that failed to launch (`Failed to launch CUDA kernel: fusion_29`, PhysX's `fail
+    // to launch kernel stage 1`) is a GPU error's words, not a program's start.
+    if phrase.ends_with("launch")
+        && [
+            " cuda kernel",
+            " kernel",
+            " the kernel",
+            " a kernel",
+            " cuda",
+        ]
+        .iter()
+        .any(|noun| after.starts_with(noun))
+    {
+        return true;
+    }
     // A task named by its noun (`to help super-resolution task`, `the super-resolution speed`):
     // the field or the program's pace, not its run failing.
     if phrase.ends_with("resolution")
