@@ -190,3 +190,17 @@ fn a_program_that_will_not_launch_is_start_up() {
         Phase::Unknown
     );
 }
+
+#[test]
+fn jaxlibs_vendored_allocator_is_jaxs() {
+    let jax = "2022-08-05 10:00:26.833817: W external/org_tensorflow/tensorflow/core/\
+               common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory \
+               trying to allocate 9.00MiB (rounded to 9437184)requested by op \n";
+    assert_eq!(explain_text(jax).engine.name, EngineName::Jax);
+    // TensorFlow's own build, and TensorFlow Serving's server, are TensorFlow's.
+    let tf = "2023-01-01 W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator \
+              (GPU_0_bfc) ran out of memory trying to allocate 3.00GiB\n";
+    assert_eq!(explain_text(tf).engine.name, EngineName::Tensorflow);
+    let serving = format!("/usr/bin/tensorflow_model_server --port=8500 --model_name=m\n{jax}");
+    assert_eq!(explain_text(&serving).engine.name, EngineName::Tensorflow);
+}

@@ -99,6 +99,10 @@ pub(super) const RULES: &[Rule] = &[
     // TensorFlow's BFC allocator (`tensorflow/core/common_runtime/bfc_allocator.cc`); XLA (JAX)
     // has its own copy under `xla/tsl/framework/bfc_allocator.cc`.
     rule("bfc_allocator", bfc_allocator),
+    // TensorFlow Serving's server (`tensorflow_serving/model_servers/main.cc`, the binary
+    // `tensorflow_model_server`), which vendors TensorFlow as `external/org_tensorflow` too.
+    rule("tensorflow_model_server", tf_serving),
+    rule("tensorflow_serving/", tf_serving),
     // DeepSpeed-MII and DeepSpeed named in text (`DeepSpeed-MII`, `[DeepSpeed]`).
     rule("DeepSpeed", deepspeed),
     // An installed package's path outside a `File "…"` frame: a warning's location, a pytest

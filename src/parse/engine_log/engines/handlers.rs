@@ -549,11 +549,21 @@ pub(super) fn textgen_output(text: &str, facts: &mut LineFacts) {
 }
 
 pub(super) fn bfc_allocator(text: &str, facts: &mut LineFacts) {
-    if has(text, "tensorflow/") || has(text, "tensorflow\\") {
+    // jaxlib before 0.4 built XLA, and its copy of the BFC allocator, from TensorFlow's tree as
+    // the Bazel dependency `org_tensorflow` (`external/org_tensorflow/tensorflow/core/
+    // common_runtime/bfc_allocator.cc`), as `tensorflow_cpp_location` reads it; TensorFlow's own
+    // builds print `tensorflow/core/…` (session 49).
+    if has(text, "external/org_tensorflow/") {
+        facts.engine(EngineName::Jax, Certainty::Weak);
+    } else if has(text, "tensorflow/") || has(text, "tensorflow\\") {
         facts.engine(EngineName::Tensorflow, Certainty::Strong);
     } else if has(text, "xla/") || has(text, "jaxlib") {
         facts.engine(EngineName::Jax, Certainty::Weak);
     }
+}
+
+pub(super) fn tf_serving(_text: &str, facts: &mut LineFacts) {
+    facts.engine(EngineName::Tensorflow, Certainty::Strong);
 }
 
 pub(super) fn deepspeed(text: &str, facts: &mut LineFacts) {
