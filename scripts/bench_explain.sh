@@ -351,6 +351,13 @@
 # 0.27 s / 0.30 s in the same loop; one core 0.42 s (2.00x). The session's new markers (` iters`,
 # `out of me`, `-converter `, `itting the `, `显存会`, ONNX Runtime's and spaCy's lines) are rare
 # in serving logs; the JSON reports of both builds are the same on this input.
+# Forty-ninth session (2026-12-06 23:53 UTC, the same 2-core VM (AMD EPYC), load 2.5): `varied`,
+# 1 GiB, RUNS=5 alternated with grep and a session-48 build (BEFORE): grep -c 0.21 s best /
+# 0.21 s median; explain at 45625dac 0.25 s best / 0.27 s median wall (0.41 s CPU, 26 MiB RSS),
+# 1.19x grep best, 1.29x median; the earlier build 0.26 s / 0.29 s in the same loop; one core
+# 0.42 s (2.00x). The session's new markers (`to launch`, `n't start`, `test code`, `eval
+# script`, `.predict `, `, in function `, `RayTaskError(`, `prepared for dynamic VRAM loading`,
+# `Using scaled fp8: `, `tensorflow_model_server`, `显存存不`) are rare in serving logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
