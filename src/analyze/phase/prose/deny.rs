@@ -185,24 +185,14 @@ fn went_well(after: &str) -> bool {
     .filter_map(|word| clause.find(word))
     .min()
     .map_or(clause, |at| &clause[..at]);
-    let success = |word: &str, rest: &str| {
-        matches!(word, "works" | "worked" | "successfully" | "perfectly")
-            // (Not `fine-tune`.)
-            || (word == "fine" && !rest.starts_with('-'))
-    };
+    // Words keep their hyphens: `fine-tune` is no `fine`.
     clause
-        .match_indices(|c: char| c.is_alphanumeric())
-        .filter(|&(at, _)| {
-            clause[..at]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !c.is_alphanumeric())
-        })
-        .any(|(at, _)| {
-            let word_end = clause[at..]
-                .find(|c: char| !c.is_alphanumeric())
-                .map_or(clause.len(), |len| at + len);
-            success(&clause[at..word_end], &clause[word_end..])
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .any(|word| {
+            matches!(
+                word,
+                "works" | "worked" | "fine" | "successfully" | "perfectly"
+            )
         })
         || [
             "as expected",
