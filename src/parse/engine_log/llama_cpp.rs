@@ -656,15 +656,11 @@ fn ggml_cuda_function(text: &str, facts: &mut LineFacts) {
     if !location.contains("ggml-cuda") {
         return;
     }
-    let evaluating = matches!(
-        function,
-        "alloc" | "ggml_cuda_pool_malloc" | "ggml_cuda_pool_malloc_vmm"
-    );
-    if function == "ggml_cuda_graph_evaluate_and_capture" {
-        facts.failed_phase_hint = Some(Phase::CudaGraphCapture);
-    } else if evaluating {
-        facts.failed_phase_hint = Some(Phase::Inference);
-    }
+    facts.failed_phase_hint = Some(match function {
+        "ggml_cuda_graph_evaluate_and_capture" => Phase::CudaGraphCapture,
+        "alloc" | "ggml_cuda_pool_malloc" | "ggml_cuda_pool_malloc_vmm" => Phase::Inference,
+        _ => return,
+    });
 }
 
 /// `sched_reserve: reserving ...`: the context's graph reserve started (see `RULES`).

@@ -919,11 +919,10 @@ fn oom_as_failure(before: &str, after: &str) -> bool {
     {
         return false;
     }
-    const VERBS: [&str; 28] = OOM_VERBS;
     // The verb right before, or before an article (`throws an OOM exception`).
     let verb = match recent.as_slice() {
-        [first, ..] if VERBS.contains(first) => true,
-        ["a" | "an", second, ..] => VERBS.contains(second),
+        [first, ..] if OOM_VERBS.contains(first) => true,
+        ["a" | "an", second, ..] => OOM_VERBS.contains(second),
         _ => false,
     };
     let next = after

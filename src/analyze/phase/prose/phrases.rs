@@ -615,14 +615,14 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("val stage", Phase::Inference),
     ("验证时", Phase::Inference),
     ("评估时", Phase::Inference),
-    // A prediction pass (ColabFold's and AlphaFold's `predict` stage, Keras `model.predict`,
-    // Lightning's `predict` loop) runs the model without a step.
     // Keras' or an app's prediction call named in words or without its parentheses (`if I
     // use the predict function from the keras model`, `when I use model.predict on large data
     // sets`, session 49).
     ("the predict function", Phase::Inference),
     ("the predict method", Phase::Inference),
     (".predict ", Phase::Inference),
+    // A prediction pass (ColabFold's and AlphaFold's `predict` stage, Keras `model.predict`,
+    // Lightning's `predict` loop) runs the model without a step.
     ("prediction step", Phase::Inference),
     ("predict step", Phase::Inference),
     ("doing predict", Phase::Inference),
