@@ -381,12 +381,23 @@ fn names_a_save(function: &str) -> bool {
         .any(|word| word == "save" || word == "saving")
 }
 
+/// The function a statement calls first (`model.save_pretrained(output_dir)` →
+/// `save_pretrained`, `torch.save(state, path)` → `save`).
+fn first_call(statement: &str) -> Option<&str> {
+    let open = statement.find('(')?;
+    let name = statement[..open]
+        .trim_end()
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()?;
+    (!name.is_empty()).then_some(name)
+}
+
 /// A checkpoint save run from inside a training loop, told by a deeper frame no rule reads
 /// whose name says it saves (`save_weights`, `_save_checkpoint`, `save_pretrained`,
 /// `save_file`, `torch.save`): writing a checkpoint is not a training step (and no other stage
 /// of the list), so the training frame around it does not decide.
 fn save_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>) {
-    let Some((_, under)) = under_training(frames, verdict) else {
+    let Some((decided, under)) = under_training(frames, verdict) else {
         return;
     };
     let deeper = under.iter().find(|frame| {
@@ -394,7 +405,20 @@ fn save_inside_training<'a>(frames: &'a [Frame], verdict: &mut FramesVerdict<'a>
             && frame_rule(&frame.function, &frame.file).is_none()
             && names_a_save(&frame.function)
     });
-    if let Some(save) = deeper {
+    // … or by the statement the deepest printed frame was running, when nothing deeper was
+    // printed (`trainer.train()` had returned and `❱ 280 │ model.save_pretrained(output_dir)`
+    // ran in the caller's `train`).
+    let deepest = frames.iter().rev().find(|frame| !frame.called);
+    let statement = deepest.filter(|frame| {
+        frame
+            .code
+            .as_deref()
+            .and_then(first_call)
+            .is_some_and(names_a_save)
+            && (std::ptr::eq(*frame, decided)
+                || under.iter().any(|below| std::ptr::eq(below, *frame)))
+    });
+    if let Some(save) = deeper.or(statement) {
         verdict.decided = None;
         verdict.enclosed = None;
         verdict.around = None;
@@ -1155,8 +1179,7 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
             phase
         }
         None => {
-            evidence
-                .push("neither the log nor a traceback shows which stage was running".to_string());
+            evidence.push(crate::model::explain::NO_STAGE_SHOWN.to_string());
             Phase::Unknown
         }
     };
@@ -1292,3 +1315,5 @@ mod s47_tests;
 mod s48_tests;
 #[cfg(test)]
 mod s49_tests;
+#[cfg(test)]
+mod s50_tests;

@@ -230,14 +230,23 @@ pub struct PhaseReport {
     pub evidence: Vec<String>,
 }
 
+/// The evidence of a report whose log and traceback show no stage.
+pub const NO_STAGE_SHOWN: &str = "neither the log nor a traceback shows which stage was running";
+
 impl PhaseReport {
     /// Records the stage found for a report that had none: `phase`, with `why` in place of the
     /// line saying that nothing shows the stage.
     pub fn found(&mut self, phase: Phase, why: String) {
         self.failed_in = phase;
-        self.evidence
-            .retain(|line| !line.starts_with("neither the log nor a traceback"));
+        self.evidence.retain(|line| line != NO_STAGE_SHOWN);
         self.evidence.push(why);
+    }
+
+    /// Whether the stage is unknown because nothing showed one, not because what showed the
+    /// run said it was none of the stages (a checkpoint save inside the training loop).
+    pub fn nothing_shown(&self) -> bool {
+        self.failed_in == Phase::Unknown
+            && (self.evidence.is_empty() || self.evidence.iter().any(|line| line == NO_STAGE_SHOWN))
     }
 }
 

@@ -34,16 +34,37 @@ pub(super) fn note_printed(collected: &mut Collected, line: u64, function: Strin
     while !dispatcher && collected.frames.back().is_some_and(|frame| frame.called) {
         collected.frames.pop_back();
     }
-    keep(
-        collected,
-        Frame {
-            line,
-            function,
-            file,
-            called: false,
-            code: None,
-        },
-    );
+    let frame = Frame {
+        line,
+        function,
+        file,
+        called: false,
+        code: None,
+    };
+    // gdb prints the innermost frame first: each frame of its backtrace is the caller of the
+    // ones printed above it, so it goes before them (the frames are kept outermost first). Its
+    // frames lie within a few lines of each other (a source line may come between them).
+    let gdb = crate::parse::engine_log::GDB_FRAME_FILE;
+    if frame.file.starts_with(gdb) {
+        let mut at = collected.frames.len();
+        let mut next_line = line;
+        while at > 0 {
+            let before = &collected.frames[at - 1];
+            if !before.file.starts_with(gdb) || before.line + 4 < next_line {
+                break;
+            }
+            next_line = before.line;
+            at -= 1;
+        }
+        if at < collected.frames.len() {
+            collected.frames.insert(at, frame);
+            if collected.frames.len() > MAX_FRAMES {
+                collected.frames.pop_front();
+            }
+            return;
+        }
+    }
+    keep(collected, frame);
 }
 
 /// The rest of a frame line a console wrapped before its function, on the line after

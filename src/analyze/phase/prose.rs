@@ -1077,6 +1077,10 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
     if report.failed_in != Phase::Unknown {
         return;
     }
+    // What showed the run said it was none of the stages (a checkpoint written from inside the
+    // training loop): the reporter's words may only name a conversion, whose job ends in
+    // writing what it converted (`file write failed on merging lora weights back`).
+    let saved = !report.nothing_shown();
     // A model run on the CPU computes in the host's memory: there its stage's words are read as
     // for a GPU failure (the caveat of a GPU job's host memory, taken by its data and
     // checkpoint as much as by its steps, does not hold).
@@ -1088,6 +1092,9 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
             return;
         }
     };
+    if saved && phase != Phase::FormatConversion {
+        return;
+    }
     report.found(phase, why);
     // As `decide` does: a startup stage cannot have been caused by a prompt.
     report.prompt_can_be_cause = if phase.is_startup() || report.server_was_ready == Some(false) {

@@ -75,6 +75,7 @@ const SEGMENTS: &[&[FrameRule]] = &[
     training::QUALIFIED_OPENNMT_RL,
     serving::QUALIFIED_TRTLLM_CONVERSION,
     serving::NATIVE_BACKTRACES,
+    local::LLAMA_CPP_GDB,
     others::XGBOOST,
     speech::QUALIFIED_WHISPER_WRAPPERS,
     serving::QUALIFIED_TRTLLM_PYTORCH_ORT,

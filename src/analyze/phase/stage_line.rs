@@ -296,7 +296,49 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "parameters",
             "params",
             "safetensors",
+            // A model's parts read by their own loaders (`loading the VAE`, `Loading text
+            // encoder ...`, `loading unet from ...`: diffusion apps' and pipelines' lines).
+            "vae",
+            "unet",
+            "text encoder",
+            "text encoders",
+            "lora",
+            "loras",
+            "adapter",
+            "adapters",
         ],
+    ),
+    // A load announced in the imperative and left open (`load speaker brain model...`,
+    // `Load checkpoint from ckpt/…`): the verb first, the work to follow; a result would hold a
+    // finished word or a time (`load model done`, `load time = 1.2 s`).
+    (
+        Phase::WeightsLoad,
+        &["load"],
+        &[
+            "model",
+            "models",
+            "weights",
+            "checkpoint",
+            "ckpt",
+            "state dict",
+            "state_dict",
+        ],
+    ),
+    // A model built, its parameters made where it runs (`Creating the model...`, `Initializing
+    // Model..`, `building GPT model ...`): the weights' stage, as a constructor's frame is read.
+    // Not the model's parallel groups (`initializing model parallel with size 1`) or its
+    // settings (see `stage_line_phase`).
+    (
+        Phase::WeightsLoad,
+        &[
+            "building",
+            "creating",
+            "initializing",
+            "initialising",
+            "constructing",
+            "instantiating",
+        ],
+        &["model", "models", "network", "networks"],
     ),
     // ModelScope's loader (`modelscope/models/base/base_model.py` `Model.from_pretrained`:
     // `initiate model from <dir>`, then `initialize model from <dir>` as the model class is
@@ -585,7 +627,8 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
                     .any(|(at, _)| word_bounded(&window, at, object.len()))
             })
             .then_some(*phase)
-    })?;
+    });
+    let phase = phase.or_else(|| builds_a_model_class(&words).then_some(Phase::WeightsLoad))?;
     // The training's data or set named, not the loop (`Starting training data preprocessing`).
     if phase == Phase::TrainingStep
         && words.windows(2).any(|pair| {
@@ -595,6 +638,26 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
                     "data" | "dataset" | "datasets" | "set" | "split" | "samples"
                 )
         })
+    {
+        return None;
+    }
+    // A model's parallel groups or settings, not its parameters (`initializing model parallel
+    // with size 1`, `creating model config`); an imperative load's result (`load model: t = 3 s`).
+    if phase == Phase::WeightsLoad
+        && (words.windows(2).any(|pair| {
+            matches!(pair[0], "model" | "models")
+                && matches!(
+                    pair[1],
+                    "parallel"
+                        | "parallelism"
+                        | "config"
+                        | "configuration"
+                        | "card"
+                        | "groups"
+                        | "list"
+                        | "registry"
+                )
+        }) || (verb == "load" && message.contains('=')))
     {
         return None;
     }
@@ -609,6 +672,28 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
         return None;
     }
     Some((phase, message))
+}
+
+/// A model's class built by name (`[info] Initializing QuantizedFluxModel`, `Creating WanModel
+/// from …`): a verb of building, then a class whose name ends in `Model`, its parameters made.
+fn builds_a_model_class(words: &[&str]) -> bool {
+    let [verb, rest @ ..] = words else {
+        return false;
+    };
+    let building = matches!(
+        *verb,
+        "building"
+            | "creating"
+            | "initializing"
+            | "initialising"
+            | "constructing"
+            | "instantiating"
+    );
+    let class = rest
+        .iter()
+        .find(|word| !matches!(**word, "the" | "a" | "an"))
+        .is_some_and(|word| word.len() > "model".len() + 1 && word.ends_with("model"));
+    building && class
 }
 
 /// Whether `line` is a detail of the stage `announced` on a line before it: both from one

@@ -31,6 +31,7 @@ use std::sync::OnceLock;
 
 pub use common::{parse_timestamp, shorten, Timestamp};
 pub use training::xla_executable_phase;
+pub use training::GDB as GDB_FRAME_FILE;
 pub use training::NATIVE as NATIVE_FRAME_FILE;
 pub use training::RAY_TASK;
 

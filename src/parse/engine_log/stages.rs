@@ -63,7 +63,8 @@ pub(super) const RULES: &[Rule] = &[
     rule("OP_REQUIRES failed at ", tensorflow_kernel),
     rule("[Memory Management] Target", forge_model_moves),
     rule("Moving model(s) has taken ", forge_model_moves),
-    rule("[Op:__inference_", keras_function_op),
+    // TensorFlow's eager footer: a traced function's name or an op's.
+    rule("[Op:", eager_op),
     rule("Generation failed", stage_failed),
     rule("generation failed", stage_failed),
     rule("Inference failed", stage_failed),
@@ -82,6 +83,41 @@ pub(super) const RULES: &[Rule] = &[
 /// from the training.
 fn unet_training_retry(text: &str, facts: &mut LineFacts) {
     if text.contains("Detected OutOfMemoryError") {
+        facts.late_phase = Some(Phase::TrainingStep);
+    }
+}
+
+/// `[Op:…]`, TensorFlow's eager error footer: a traced function ([`keras_function_op`]) or an
+/// op ([`eager_backward_op`]).
+fn eager_op(text: &str, facts: &mut LineFacts) {
+    if text.contains("[Op:__inference_") {
+        keras_function_op(text, facts);
+    } else {
+        eager_backward_op(text, facts);
+    }
+}
+
+/// TensorFlow's eager error footer names the op that failed (`tensorflow/python/eager/
+/// execute.py` `quick_execute` raises with `[Op:{op_name}]`): an op of the backward pass (a
+/// gradient kernel, `Conv2DBackpropInput`, `Conv2DBackpropFilter`, `MaxPoolGrad`,
+/// `FusedBatchNormGradV3`, as `tf.GradientTape.gradient` runs them) or an optimizer's update
+/// (`ResourceApplyAdam`): a training step.
+fn eager_backward_op(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("[Op:") else {
+        return;
+    };
+    let op = text[at + "[Op:".len()..]
+        .split(']')
+        .next()
+        .unwrap_or_default();
+    if !op.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return;
+    }
+    let gradient = op.contains("Backprop")
+        || op.ends_with("Grad")
+        || op.ends_with("GradV2")
+        || op.ends_with("GradV3");
+    if gradient || op.starts_with("ResourceApply") {
         facts.late_phase = Some(Phase::TrainingStep);
     }
 }

@@ -9,8 +9,8 @@ use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 mod native;
-pub use native::NATIVE;
-use native::{backtrace_frame, dmlc_frame, native_frame, rust_frame};
+use native::{backtrace_frame, dmlc_frame, gdb_frame, native_frame, rust_frame};
+pub use native::{GDB, NATIVE};
 
 pub(super) const RULES: &[Rule] = &[
     rule("Traceback (most recent call last)", traceback),
@@ -27,6 +27,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("frame #", native_frame),
     rule("[bt] (", dmlc_frame),
     rule(" tensorrt_llm::", backtrace_frame),
+    // gdb's backtrace (`#15 0x… in server_context::update_slots (this=…) at …/server.cpp:2339`,
+    // `#5  0x… in llama_decode () from …`): a frame's arguments close before its file or end it.
+    rule(") at ", gdb_frame),
+    rule(" ()", gdb_frame),
     rule(": mistralrs_", rust_frame),
     rule(": <mistralrs_", rust_frame),
     rule(": candle_", rust_frame),
@@ -97,6 +101,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("GPU_mem", yolo_epoch_header),
     rule("gpu_mem", yolo_epoch_header),
     rule("Computing optimal batch size", autobatch_start),
+    rule("Closing dataloader mosaic", ultralytics_close_mosaic),
     rule("AutoBatch: Using batch-size", autobatch_done),
     rule("; acc:", opennmt_step),
     rule("Found device ", tensorflow_device),
@@ -1099,6 +1104,16 @@ fn yolo_epoch_header(text: &str, facts: &mut LineFacts) {
         .next()
         .is_some_and(|t| t.ends_with("loss") || t == "box");
     if epoch && memory && loss {
+        step(facts);
+    }
+}
+
+/// ultralytics' trainer turning its mosaic augmentation off for the last epochs
+/// (`ultralytics/engine/trainer.py` `BaseTrainer._do_train`, 8.x: `if epoch == (self.epochs -
+/// self.args.close_mosaic): self._close_dataloader_mosaic()`, which logs `Closing dataloader
+/// mosaic`, at the start of an epoch inside the training loop): the training runs.
+fn ultralytics_close_mosaic(text: &str, facts: &mut LineFacts) {
+    if text.trim_end().ends_with("Closing dataloader mosaic") {
         step(facts);
     }
 }

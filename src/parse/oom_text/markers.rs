@@ -434,6 +434,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("failed: out of memory (10)", Message),
         ("ErrorOutOfDeviceMemory", Message),
         ("Allocation on device", Message),
+        // (Capitalised where a reporter names the error: pytorch.rs.)
+        ("Allocation on Device", Message),
         ("Tried to allocate", Message),
         // The NVML assert that replaces the message when the allocator's per-process report
         // fails (cuda.rs); not in the failure search of a long log's middle, whose anchors are

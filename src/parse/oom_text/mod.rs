@@ -329,6 +329,8 @@ mod s48_tests;
 #[cfg(test)]
 mod s49_tests;
 #[cfg(test)]
+mod s50_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -32,14 +32,29 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // as a raw byte, and a device 0 is a NUL that ends the string where ComfyUI and consoles
     // print it (`torch.OutOfMemoryError: Allocation on device `). An issue's title quotes it so,
     // with a bracketed or dashed note after (`KSampler Allocation on device (ERROR Message)`).
-    if let Some(position) = super::find(text, "Allocation on device") {
+    // A reporter names it so in a sentence, marked or capitalised as the error's name
+    // (`getting **CLIPTextEncode Allocation on device** after update`, `it will then throw an
+    // Allocation on Device exception`).
+    if let Some(position) = super::find(text, "Allocation on device")
+        .or_else(|| super::find(text, "Allocation on Device"))
+    {
         let rest = &text[position + "Allocation on device".len()..];
         let rest =
             rest.trim_matches(|c: char| c.is_whitespace() || c.is_control() || c.is_ascii_digit());
         // After PyTorch's OOM class the words are its message whatever follows (a report's
         // `torch.OutOfMemoryError: Allocation on device on 2x4090. Because …`).
         let after_class = text[..position].trim_end().ends_with("OutOfMemoryError:");
-        if after_class || rest.is_empty() || rest.starts_with(['(', '[', '-', '–', '—', '|']) {
+        let marked = rest.starts_with(['(', '[', '-', '–', '—', '|', '*', '`', '"', '\'', ',']);
+        let named = rest
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .is_some_and(|word| {
+                matches!(
+                    word.to_ascii_lowercase().as_str(),
+                    "error" | "errors" | "exception" | "exceptions" | "crash" | "crashes"
+                )
+            });
+        if after_class || rest.is_empty() || marked || named {
             return Some((Family::MallocAsync, position));
         }
     }

@@ -57,6 +57,25 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     if modifies_a_noun(after) {
         return true;
     }
+    // The short form naming a thing made during the training (`a mid-training checkpoint`,
+    // `mid-epoch evaluation`), not the training at work.
+    if phrase.starts_with("mid")
+        && [
+            " checkpoint",
+            " checkpoints",
+            " eval",
+            " evaluation",
+            " evaluations",
+            " validation",
+            " save",
+            " saving",
+            " resume",
+        ]
+        .iter()
+        .any(|noun| after.starts_with(noun))
+    {
+        return true;
+    }
     if phrase.is_ascii() && went_well(after) {
         return true;
     }

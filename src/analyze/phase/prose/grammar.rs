@@ -789,7 +789,7 @@ fn training_noun(word: &str) -> bool {
 }
 
 /// The failure placed before a training's first step, in its set-up: `before training can
-/// begin`, `before the training starts`, `before the first iteration`, `when the training is
+/// begin`, `before the training starts`, `before any training begins`, `before the first iteration`, `when the training is
 /// going to start`, `the training was about to begin` (index of the first word, of the last).
 fn before_training_hit(words: &[Word<'_>], index: usize) -> Option<(usize, usize)> {
     let text = |i: usize| words.get(i).map(|w| w.text);
@@ -801,7 +801,8 @@ fn before_training_hit(words: &[Word<'_>], index: usize) -> Option<(usize, usize
         )
     };
     let mut next = index + 1;
-    if text(next) == Some("the") {
+    // (`before any training begins`.)
+    if matches!(text(next), Some("the" | "any")) {
         next += 1;
     }
     match text(index)? {

@@ -298,6 +298,11 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("midway through the training", Phase::TrainingStep),
     ("middle of an epoch", Phase::TrainingStep),
     ("middle of the epoch", Phase::TrainingStep),
+    // (The same said short: `Out of memory mid epoch`, `it crashes mid-training`.)
+    ("mid epoch", Phase::TrainingStep),
+    ("mid-epoch", Phase::TrainingStep),
+    ("mid training", Phase::TrainingStep),
+    ("mid-training", Phase::TrainingStep),
     ("with training iterations", Phase::TrainingStep),
     ("with the training iterations", Phase::TrainingStep),
     ("with training steps", Phase::TrainingStep),

@@ -10,6 +10,83 @@ use crate::model::explain::Phase::{
 };
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
+/// llama.cpp's functions in gdb's backtrace (`parse::engine_log` `gdb_frame`; ggml's
+/// `ggml_print_backtrace` prints it when an abort such as a CUDA error stops the program), read
+/// from llama.cpp's sources of 2024–2025: the common start-up (`common/common.cpp`
+/// `common_init_from_params`, before b3800 `llama_init_from_gpt_params`) loads the model, makes
+/// the context and runs one warm-up decode; the model's load (`src/llama.cpp`
+/// `llama_load_model_from_file` / `llama_model_load_from_file` → `llama_model_load` →
+/// `llm_load_tensors`, `src/llama-model.cpp` `llama_model::load_tensors`,
+/// `llama_model_loader::load_all_data`); the context (`llama_new_context_with_model`, since
+/// b4500 `llama_init_from_model` → `llama_context::llama_context`) reserves its worst-case
+/// compute graph (`graph_reserve`), as its `failed to allocate compute buffers` line is read,
+/// and allocates the KV cache (`llama_kv_cache_init`, `llama_kv_cache_unified`'s constructor);
+/// the server's loop (`examples/server/server.cpp`, `tools/server/server.cpp`
+/// `server_context::update_slots`, earlier `llama_server_context::update_slots`) decodes the
+/// requests' batches. Only gdb's frames (the path holds its mark, `parse::engine_log`
+/// `GDB_FRAME_FILE`): llama-cpp-python's ctypes wrappers carry the same names.
+pub(super) const LLAMA_CPP_GDB: &[FrameRule] = &[
+    r("llama_kv_cache_init", "<gdb>", K, Stage, "llamacpp"),
+    r(
+        "llama_kv_cache_unified::llama_kv_cache_unified",
+        "<gdb>",
+        K,
+        Stage,
+        "llamacpp",
+    ),
+    r(
+        "llama_context::graph_reserve",
+        "<gdb>",
+        P,
+        Stage,
+        "llamacpp",
+    ),
+    r(
+        "llama_context::llama_context",
+        "<gdb>",
+        P,
+        Stage,
+        "llamacpp",
+    ),
+    r("llama_init_from_model", "<gdb>", P, Stage, "llamacpp"),
+    r(
+        "llama_new_context_with_model",
+        "<gdb>",
+        P,
+        Stage,
+        "llamacpp",
+    ),
+    r(
+        "llama_model_loader::load_all_data",
+        "<gdb>",
+        W,
+        Stage,
+        "llamacpp",
+    ),
+    r("llama_model::load_tensors", "<gdb>", W, Stage, "llamacpp"),
+    r("llm_load_tensors", "<gdb>", W, Stage, "llamacpp"),
+    r("llama_model_load", "<gdb>", W, Stage, "llamacpp"),
+    r("llama_model_load_from_file", "<gdb>", W, Stage, "llamacpp"),
+    r("llama_load_model_from_file", "<gdb>", W, Stage, "llamacpp"),
+    r("common_init_from_params", "<gdb>", P, Stage, "llamacpp"),
+    r("llama_init_from_gpt_params", "<gdb>", P, Stage, "llamacpp"),
+    r(
+        "server_context::update_slots",
+        "<gdb>",
+        I,
+        Serve,
+        "llamacpp",
+    ),
+    r(
+        "llama_server_context::update_slots",
+        "<gdb>",
+        I,
+        Serve,
+        "llamacpp",
+    ),
+];
+
+/// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
 pub(super) const TABBY_LOAD: &[FrameRule] = &[
     // TabbyAPI 0.0.x `model.py` `ModelContainer.load_gen`: loads the modules (exllamav2's
     // `load_gen`/`load_autosplit_gen`, deeper rules), builds the cache (`ExLlamaV2Cache`), then

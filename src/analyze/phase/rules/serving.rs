@@ -588,8 +588,8 @@ pub(super) const SGLANG_DISAGGREGATION: &[FrameRule] = &[
     // `srt/disaggregation/prefill.py` `event_loop_*_disagg_prefill`) and the scheduler's result
     // handling (`srt/managers/scheduler_output_processor_mixin.py` `process_batch_result_decode`
     // / `_prefill`); before 0.2 the worker was `srt/managers/router/model_rpc.py`
-    // (`forward_prefill_batch`, `forward_decode_batch`, `ScheduleBatch.sample` in
-    // `infer_batch.py`). All run requests. ---
+    // (`forward_prefill_batch`, 0.1's `forward_fill_batch`, `forward_decode_batch`,
+    // `ScheduleBatch.sample` in `infer_batch.py`). All run requests. ---
     r(
         "",
         "sglang/srt/disaggregation/decode.py",
@@ -627,6 +627,16 @@ pub(super) const SGLANG_DISAGGREGATION: &[FrameRule] = &[
     ),
     r("forward_decode_batch", "sglang/", I, Serve, "sglang"),
     r("forward_prefill_batch", "sglang/", I, Serve, "sglang"),
+    // (0.1.x named the prefill `forward_fill_batch`, run from the RPC's `exposed_step` →
+    // `forward_step`.)
+    r("forward_fill_batch", "sglang/", I, Serve, "sglang"),
+    r(
+        "exposed_step",
+        "sglang/srt/managers/router/model_rpc.py",
+        I,
+        Serve,
+        "sglang",
+    ),
     r("sample", "sglang/srt/managers/", I, Serve, "sglang"),
 ];
 

@@ -163,6 +163,64 @@ pub(super) fn backtrace_frame(text: &str, facts: &mut LineFacts) {
     }
 }
 
+/// What a gdb frame's file starts with: gdb prints a backtrace innermost first, and the frames
+/// are put back in call order as they are kept (`analyze::explain` `note_printed`).
+pub const GDB: &str = "<gdb>";
+
+/// A frame of gdb's `bt`, as ggml's `ggml_print_backtrace` (llama.cpp, whisper.cpp and ollama's
+/// runner since 2024: it attaches gdb to the aborting process) and users' own sessions print it:
+/// `#15 0x000063a052cd93a0 in server_context::update_slots (this=0x7ffc…) at
+/// examples/server/server.cpp:2339`, `#6  0x… in llama_init_from_gpt_params(gpt_params&) ()`,
+/// `#14 llama_decode (ctx=…, batch=...) at src/llama.cpp:18338` (an inlined frame, no address),
+/// `#3  0x… in ggml_abort () from /app/libggml-base.so`. The function is kept as its
+/// `Type::method` or its C name, with the source file (or the library, or nothing) after
+/// [`GDB`]; frames gdb could not name (`??`) are skipped.
+pub(super) fn gdb_frame(text: &str, facts: &mut LineFacts) {
+    if facts.frame.is_some() {
+        return;
+    }
+    // (Some pastes put the frame inside Markdown's bold marks: `#7  0x… **in f (…) at …**`.)
+    let line = text.trim().replace("**", "");
+    let Some(rest) = line.strip_prefix('#') else {
+        return;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || !rest[digits..].starts_with(' ') {
+        return;
+    }
+    let mut rest = rest[digits..].trim_start();
+    if let Some(address) = rest.strip_prefix("0x") {
+        let hex = address.bytes().take_while(u8::is_ascii_hexdigit).count();
+        let Some(after) = address[hex..].strip_prefix(" in ") else {
+            return;
+        };
+        rest = after;
+    }
+    let Some(open) = rest.find('(') else {
+        return;
+    };
+    let symbol = rest[..open].trim_end();
+    let file = rest
+        .rsplit_once(") at ")
+        .map(|(_, at)| at.rsplit_once(':').map_or(at, |(file, _)| file))
+        .or_else(|| rest.rsplit_once(") from ").map(|(_, library)| library))
+        .unwrap_or_default()
+        .trim();
+    let function = if symbol.contains("::") {
+        type_and_method(symbol)
+    } else {
+        let c_name = !symbol.is_empty()
+            && symbol.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && symbol
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        c_name.then(|| symbol.to_string())
+    };
+    if let Some(function) = function {
+        facts.frame = Some((function, format!("{GDB}{file}")));
+    }
+}
+
 /// A frame of a Rust backtrace (`RUST_BACKTRACE=1`, `anyhow`/`candle` errors: `   4:
 /// <mistralrs_core::pipeline::normal::NormalLoader as mistralrs_core::pipeline::loaders::
 /// Loader>::load_model_from_path`): the `Type::method` ([`type_and_method`]) with `<native>`
