@@ -850,10 +850,11 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         let phase = message_phase(message)?;
         // A ggml compute buffer reserved again for a request the server was evaluating (an
         // image's embedding, a long prompt: the graph outgrew the one reserved at context
-        // creation), the request's line the last stage before it (session 41).
+        // creation), the request's line the last stage before it (session 41); in the host's
+        // memory too (a CPU buffer of the image encoder's graph, session 50).
         if let Some((Phase::Inference, line)) = progress.in_progress.filter(|&(_, line)| {
             phase == Phase::Profiling
-                && message.kind == OomKind::LlamacppAlloc
+                && matches!(message.kind, OomKind::LlamacppAlloc | OomKind::HostMemory)
                 && line < message.line
         }) {
             return Some((

@@ -384,6 +384,25 @@ fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
         .strip_prefix('#')
         .map(|title| title.trim_start_matches('#').trim_start());
     let text = heading.unwrap_or(trimmed);
+    // A heading that ends with the training and its failure (`# reward model train OOM`, `#
+    // Qwen2-7B SFT OOM`, `# LoRA finetune oom`): what OOMs is the training, unless the heading
+    // names another stage or the training's surroundings.
+    if let Some(title) = heading {
+        let words: Vec<&str> = title
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | '?' | '(' | ')'))
+            .filter(|word| !word.is_empty())
+            .collect();
+        let ends = words.len() >= 2
+            && words[words.len() - 1] == "oom"
+            && matches!(
+                words[words.len() - 2],
+                "train" | "training" | "sft" | "finetune" | "finetuning" | "fine-tuning"
+            );
+        if ends && !words.iter().any(|word| ELSEWHERE.contains(word)) {
+            let at = lower.len() - lower.trim_start().len();
+            return Some((at, lower.len(), Phase::TrainingStep));
+        }
+    }
     let noun = NOUNS.iter().find(|noun| text.starts_with(*noun))?;
     let rest = &text[noun.len()..];
     if rest.starts_with(|c: char| c.is_alphanumeric()) {
@@ -406,6 +425,62 @@ fn training_titled(lower: &str) -> Option<(usize, usize, Phase)> {
     })
 }
 
+/// A model moved onto the GPU in the reporter's words (`when moving the models to the graphics
+/// card`, `OOM when moving the model to GPU`, `transferring my model to cuda`): its weights
+/// placed, as `Module.to`'s frame is read; not a model moved off it (`to the CPU`).
+fn model_moved_to_the_gpu(lower: &str) -> Option<(usize, usize, Phase)> {
+    const VERBS: &[&str] = &[
+        "move",
+        "moves",
+        "moved",
+        "moving",
+        "transfer",
+        "transfers",
+        "transferred",
+        "transferring",
+        "send",
+        "sends",
+        "sending",
+        "sent",
+    ];
+    let words: Vec<(usize, &str)> = lower
+        .split_terminator(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .scan(0, |offset, word| {
+            let at = *offset;
+            *offset += word.len() + 1;
+            Some((at, word))
+        })
+        .filter(|(_, word)| !word.is_empty())
+        .collect();
+    (0..words.len()).find_map(|index| {
+        let (start, verb) = words[index];
+        if !VERBS.contains(&verb) {
+            return None;
+        }
+        let mut next = index + 1;
+        while words
+            .get(next)
+            .is_some_and(|(_, w)| matches!(*w, "the" | "my" | "our" | "all"))
+        {
+            next += 1;
+        }
+        let (_, noun) = words.get(next)?;
+        let (_, to) = words.get(next + 1)?;
+        if !matches!(*noun, "model" | "models") || !matches!(*to, "to" | "onto") {
+            return None;
+        }
+        let mut target = next + 2;
+        if words.get(target).is_some_and(|(_, w)| *w == "the") {
+            target += 1;
+        }
+        let (at, place) = *words.get(target)?;
+        let second = words.get(target + 1).map(|(_, w)| *w);
+        let gpu = matches!(place, "gpu" | "gpus" | "cuda" | "device" | "vram")
+            || (matches!(place, "graphics" | "video") && second == Some("card"));
+        gpu.then_some((start, at + place.len(), Phase::WeightsLoad))
+    })
+}
+
 /// An evaluation's or a prediction's script that the reporter says they ran (`Run python
 /// eval.py --config …`, `running predict.py on my images`): the job of applying a model, as
 /// `phase::inference` reads the shell line that runs it (`inference::inference_script`; here
@@ -423,6 +498,10 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         "runs",
         "execute",
         "executing",
+        // (`when using quantize.py to quantize …`, `when do convert_checkpoint.py`.)
+        "using",
+        "do",
+        "doing",
         "使用",
         "运行",
         "执行",
@@ -482,8 +561,10 @@ fn script_hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         let applies = matches!(last, "infer" | "inference" | "predict" | "prediction");
         // A checkpoint converter (`convert_checkpoint.py` of TensorRT-LLM's examples and of
         // lit-llama, llama.cpp's `convert_hf_to_gguf.py`, transformers'
-        // `convert_llama_weights_to_hf.py`): the job converts a model's weights.
-        let converts = first == "convert";
+        // `convert_llama_weights_to_hf.py`) or quantizer (TensorRT-LLM's and ModelOpt's
+        // `examples/quantization/quantize.py`, AutoGPTQ's `quant_with_alpaca.py`): the job
+        // converts a model's weights.
+        let converts = matches!(first, "convert" | "quantize" | "quantization" | "quant");
         if !converts && (!(evaluates || applies) || !super::inference::inference_script(file)) {
             continue;
         }
@@ -937,6 +1018,7 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         }
     }
     out.extend(training_titled(lower));
+    out.extend(model_moved_to_the_gpu(lower));
     out.extend(conversion_named(lower));
     out.extend(named_model_load(lower));
     out.extend(named_model_load_english(lower));

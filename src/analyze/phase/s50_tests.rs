@@ -146,3 +146,63 @@ fn sglang_0_1s_prefill_and_ultralytics_mosaic_closing() {
         Phase::TrainingStep
     );
 }
+
+#[test]
+fn round_three_words_and_lines() {
+    // A deployment, nothing loaded yet, SFT named short, a model in training, a heading that
+    // ends with the training's failure, a model moved onto the GPU.
+    let titled = |title: &str| {
+        explain_text(&format!(
+            "{title}\n\nSome details here.\n\n```\n{MESSAGE}```\n"
+        ))
+        .phase
+        .failed_in
+    };
+    for (words, phase) in [
+        (
+            "# Failure to Deploy Llama-3.2-11B-Vision-Instruct Locally via vllm Due to OOM",
+            Phase::Startup,
+        ),
+        (
+            "[Bug]: CUDA: out of memory before even loading any models",
+            Phase::Startup,
+        ),
+        (
+            "# oom when sft Qwen1.5-32B-Chat using deepspeed",
+            Phase::TrainingStep,
+        ),
+        (
+            "Llama 3 8b OOMs immediately when being tuned with GaLore at 8k",
+            Phase::TrainingStep,
+        ),
+        ("# reward model train OOM", Phase::TrainingStep),
+        (
+            "I get Not enough VRAM error when moving the models to the graphics card",
+            Phase::WeightsLoad,
+        ),
+        ("OOM when moving the model to GPU", Phase::WeightsLoad),
+    ] {
+        assert_eq!(titled(words), phase, "{words}");
+    }
+    // A model moved off the GPU, a heading naming the training's data.
+    assert_eq!(
+        titled("moving the model to the CPU fixed it"),
+        Phase::Unknown
+    );
+    assert_eq!(titled("# Qwen2 data loading train OOM"), Phase::Unknown);
+}
+
+#[test]
+fn lightnings_batch_size_trial_and_text_generation_webuis_thread() {
+    let trial = format!(
+        "Batch size 128 succeeded, trying batch size 256\nTraceback (most recent call \
+         last):\n  File \"/x/train.py\", line 9, in <module>\n    trainer.tune(model)\n{MESSAGE}"
+    );
+    assert_eq!(explain_text(&trial).phase.failed_in, Phase::TrainingStep);
+    let webui = format!(
+        "Traceback (most recent call last):\n  File \
+         \"D:\\oobabooga\\text-generation-webui\\modules\\callbacks.py\", line 66, in \
+         gentask\n    ret = self.mfunc(callback=_callback, **self.kwargs)\n{MESSAGE}"
+    );
+    assert_eq!(explain_text(&webui).phase.failed_in, Phase::Inference);
+}

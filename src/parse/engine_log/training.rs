@@ -102,6 +102,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("gpu_mem", yolo_epoch_header),
     rule("Computing optimal batch size", autobatch_start),
     rule("Closing dataloader mosaic", ultralytics_close_mosaic),
+    rule("succeeded, trying batch size", lightning_batch_size_trial),
     rule("AutoBatch: Using batch-size", autobatch_done),
     rule("; acc:", opennmt_step),
     rule("Found device ", tensorflow_device),
@@ -1104,6 +1105,15 @@ fn yolo_epoch_header(text: &str, facts: &mut LineFacts) {
         .next()
         .is_some_and(|t| t.ends_with("loss") || t == "box");
     if epoch && memory && loss {
+        step(facts);
+    }
+}
+
+/// Lightning's batch-size finder (`tuner/batch_size_scaling.py` `_run_power_scaling` /
+/// `_run_binary_scaling`, 1.x–2.x: `Batch size {N} succeeded, trying batch size {M}`), which
+/// fits a few training steps at each size: the next trial runs training steps.
+fn lightning_batch_size_trial(text: &str, facts: &mut LineFacts) {
+    if has(text, "Batch size ") {
         step(facts);
     }
 }

@@ -401,7 +401,11 @@ pub(super) fn start_fallback(text: &str) -> Option<(Family, usize)> {
     ];
     const ERROR_WORDS: [&str; 6] = ["rror", "failed", "Failed", "failure", "Exception", "ERROR"];
     let gpu = GPU_WORDS.iter().any(|w| text.contains(w));
-    let error = ERROR_WORDS.iter().any(|w| text.contains(w));
+    // A check's source location before the status is an error's own wording too (ggml's
+    // `CUDA_CHECK`: `CUDA error 2 at ggml-cuda.cu:5048: out of memory`, quoted from the file on:
+    // `ggml-cuda.cu:5048: out of memory`).
+    let located = regex!(r"\.(?:cu|cuh|cpp|cc|c|h|hpp):\d+:$").is_match(before);
+    let error = located || ERROR_WORDS.iter().any(|w| text.contains(w));
     // Advice such as "If out-of-memory error occurs" is hyphenated and never matches.
     (gpu && error).then(|| (Family::OtherGpu, line_begin(text, lower_position)))
 }

@@ -211,6 +211,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     {
         return Some((Family::Framework(FrameworkKind::Cudnn), line_start(text)));
     }
+    // PyTorch's cuDNN convolution when every algorithm failed to run (`aten/src/ATen/native/
+    // cudnn/Conv_v7.cpp` `AlgoIterator::try_all`: "Unable to find a valid cuDNN algorithm to run
+    // convolution"), which it reaches when none of their workspaces could be allocated: the
+    // card's memory ran out (cuDNN's other failures raise their own status).
+    if let Some(position) = find(text, "Unable to find a valid cuDNN algorithm") {
+        return Some((
+            Family::Framework(FrameworkKind::Cudnn),
+            line_start(text).min(position),
+        ));
+    }
     if let Some(position) = find(text, "Cuda failure") {
         let rest = text[position + "Cuda failure".len()..].trim_start();
         let rest = rest

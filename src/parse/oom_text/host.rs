@@ -245,13 +245,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Host(HostKind::Killed), found.start()));
         }
     }
-    // (Also `exits with code 137`, docker's `Exited (137)`, `OOMKilled (exit 137)`.)
+    // (Also `exits with code 137`, `exits with error code 137`, `Error code 137 when loading`,
+    // docker's `Exited (137)`, `OOMKilled (exit 137)`.)
     // The code ends at any character that is no ASCII letter, digit or `_` (a CJK sentence
     // glued to it: `遇到exits with return code = -9是怎么错误呢`; Unicode's `\b` sees `是` as a
     // word's letter).
     if text.contains("137") || text.contains("-9") || text.contains("SIGKILL") {
         let found = regex!(
-            r#"(?i)(?:exit(?:s|ed)?(?: with)?(?: code| status(?: code)?)|exitcode|return ?code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)(?:$|[^0-9A-Za-z_])|(?:^|[^A-Za-z_])exit(?:ed)? ?\(?137\)?(?:$|[^0-9A-Za-z_])|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
+            r#"(?i)(?:exit(?:s|ed)?(?: with)?(?: error)?(?: code| status(?: code)?)|exitcode|return ?code|error code|status(?: code)?)(?: is| was| of)?"?\s*[:=]?\s*\(?(?:137|-9)(?:$|[^0-9A-Za-z_])|(?:^|[^A-Za-z_])exit(?:ed)? ?\(?137\)?(?:$|[^0-9A-Za-z_])|Signal 9 \(SIGKILL\)|Signals\.SIGKILL|was sent SIGKILL"#
         )
         .find(text)?;
         // gunicorn's line names the worker before its words (`Worker (pid:2977) was sent
@@ -541,7 +542,7 @@ pub(super) fn parse(kind: HostKind, text: &str, squeezed: &str) -> Parsed {
     // The kill's exit status told on the same statement (`OOMKilled (exit 137)`, `Exited
     // (137)`, `exit code: 137`): 128 + SIGKILL.
     if parsed.details.exit_code.is_none()
-        && regex!(r"(?i)exit(?:s|ed)?(?: with)?(?: code| status)?\s*[:=]?\s*\(?137(?:$|[^0-9])")
+        && regex!(r"(?i)(?:exit(?:s|ed)?(?: with)?(?: error)?(?: code| status)?|error code)\s*[:=]?\s*\(?137(?:$|[^0-9])")
             .is_match(text)
     {
         parsed.details.exit_code = Some(137);

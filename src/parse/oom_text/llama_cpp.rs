@@ -47,6 +47,10 @@ fn is_failure_line(text: &str) -> bool {
         // "%s: error: failed to allocate buffer, size = %8.2f MiB" when `newBufferWithLength`
         // returns nil.
         || is_metal_buffer_failure(text)
+        // Its 2023 form (`ggml-metal.m` `ggml_metal_add_buffer`: "%s: buffer '%s' size %zu is
+        // larger than buffer maximum of %zu", the device's `maxBufferLength`): the model's
+        // buffer could not be mapped into the GPU's memory.
+        || is_metal_buffer_too_large(text)
         // ggml-sycl `ggml_backend_sycl_buffer_type_alloc_buffer`: "can't allocate %lu Bytes of
         // memory on device" (then `failed to allocate SYCL0 buffer`).
         || regex!(r"can't allocate \d+ Bytes of memory on device").is_match(text)
@@ -98,6 +102,11 @@ fn is_ggml_cuda_malloc(text: &str) -> bool {
     text.contains("cudaMalloc failed")
         && super::cuda::mxnet_storage_failure(text).is_none()
         && !text.contains("MXNetError")
+}
+
+/// ggml-metal's 2023 refusal of a buffer larger than the device's largest (see `start`).
+fn is_metal_buffer_too_large(text: &str) -> bool {
+    regex!(r"buffer '\w+' size \d+ is larger than buffer maximum").is_match(text)
 }
 
 /// The backend's allocation line that opens a failure (`…_buffer_type_alloc_buffer: …`).
@@ -167,7 +176,8 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         || s.contains("Devicememoryallocationofsize")
         || s.contains("ggml_vulkan:Memoryallocationofsize")
         || s.contains("kIOGPUCommandBufferCallbackErrorOutOfMemory")
-        || is_metal_buffer_failure(text);
+        || is_metal_buffer_failure(text)
+        || is_metal_buffer_too_large(text);
     let mut parsed = if host_buffer && !gpu_failure {
         Parsed::new(OomKind::HostMemory, false)
     } else {
@@ -200,6 +210,12 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         text,
     )
     .or_else(|| integer_of(regex!(r"buffer of size (\d+)"), text))
+    .or_else(|| {
+        integer_of(
+            regex!(r"buffer '\w+' size (\d+) is larger than buffer maximum"),
+            text,
+        )
+    })
     .or_else(|| {
         integer_of(
             regex!(r"can't allocate (\d+) Bytes of memory on device"),

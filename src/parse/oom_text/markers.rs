@@ -57,6 +57,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // A title's or a sentence's `Cuda out of Memory`, `CUDA OUT OF MEMORY`
         // ([`mention::mention_start`]).
         ("out of Memory", Message),
+        // (Every word capitalised, as titles do: `I get CUDA Out Of Memory`; a report's words.)
+        ("Out Of Memory", ReportOnly),
         ("OUT OF MEMORY", Message),
         // A sentence's `CUDA memory error` ([`mention::prose_mention`]).
         ("CUDA memory error", Words),
@@ -256,6 +258,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // OpenCL's device allocation failure (devices.rs).
         ("OBJECT_ALLOCATION_FAILURE", ReportOnly),
         ("[metal::malloc]", Message),
+        // ggml-metal's 2023 buffer larger than the device's largest (llama_cpp.rs).
+        ("than buffer maximum", Message),
         // Intel Gaudi's device memory (devices.rs).
         ("PT_DEVMEM Allocation failed", Message),
         // Huawei Ascend: CANN's device allocation failure and MindSpore's memory pool
@@ -371,6 +375,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // cuDNN's status retyped in lower case in a title (`RuntimeError cudnn error
         // cudnn_status_alloc_failed`; frameworks.rs).
         ("cudnn_status_alloc_failed", ReportOnly),
+        // PyTorch's cuDNN convolution with no algorithm whose workspace fit (frameworks.rs), read
+        // in reports: the failure search of a long log keeps its one pass (hot_path_tests).
+        ("Unable to find a valid cuDNN", ReportOnly),
         // TensorFlow's OOM status class without an `OOM when allocating` line (`failed to allocate
         // memory`, `2 root error(s) found.`, IPython's header).
         ("ResourceExhaustedError", Message),

@@ -574,15 +574,23 @@ fn class_mention(text: &str) -> Option<usize> {
             .or_else(|| {
                 regex!(r"(?:^|[^A-Za-z0-9_.])[`'\x22]torch\.(?:cuda\.|xpu\.)?OutOfMemoryError[`'\x22]")
                     .find(text)
+            })
+            // Or the class ending the line with its colon, the message left off (a title's
+            // `# Using 4 V100-16, and set batchsize=1, torch.cuda.OutOfMemoryError:`).
+            .or_else(|| {
+                regex!(r"(?:^|[^A-Za-z0-9_.])torch\.(?:cuda\.|xpu\.)?OutOfMemoryError:\s*$")
+                    .find(text)
             })?;
     let lower = text.to_ascii_lowercase();
     if asks_whether(&lower, found.start()) {
         return None;
     }
     let recent = last_words(&lower[..found.start()], 3);
-    let denied = recent
-        .iter()
-        .any(|word| MENTION_DENY.contains(word) || ADVICE.contains(word) || *word == "except");
+    let denied = recent.iter().any(|word| {
+        MENTION_DENY.contains(word)
+            || ADVICE.contains(word)
+            || matches!(*word, "except" | "catch" | "catching")
+    });
     (!denied).then_some(text.len() - text.trim_start().len())
 }
 
@@ -888,7 +896,13 @@ const OOM_HAPPENS: [&str; 8] = [
 /// when a word ends there. Not a counter's label (`CUDA OOMs: 0` of `torch.cuda.
 /// memory_summary()`).
 fn oom_verb(rest: &str) -> Option<usize> {
-    ["s", "ed", "ing", "'d", "’d"].iter().find_map(|ending| {
+    // (Hyphenated or with an apostrophe as some type it: `OOM-ing with Gemma 3N`, `OOM'ing`,
+    // `OOM-ed`.)
+    [
+        "s", "ed", "ing", "'d", "’d", "-ing", "'ing", "’ing", "-ed", "'ed",
+    ]
+    .iter()
+    .find_map(|ending| {
         let after = rest.strip_prefix(ending)?;
         let word_ends = after
             .chars()

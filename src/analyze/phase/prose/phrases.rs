@@ -7,6 +7,16 @@ use crate::model::explain::Phase;
 pub(super) const PHRASES: &[(&str, Phase)] = &[
     // Training and fine-tuning.
     ("during training", Phase::TrainingStep),
+    // Supervised fine-tuning by its short name (`oom when sft Qwen1.5-32B`, `OOM during SFT`),
+    // and a model said to be in training (`OOMs immediately when being tuned with GaLore`).
+    ("during sft", Phase::TrainingStep),
+    ("when sft", Phase::TrainingStep),
+    ("while sft", Phase::TrainingStep),
+    ("when being trained", Phase::TrainingStep),
+    ("when being tuned", Phase::TrainingStep),
+    ("when being fine-tuned", Phase::TrainingStep),
+    ("while being trained", Phase::TrainingStep),
+    ("while being tuned", Phase::TrainingStep),
     // The failure's words with the stage right after (`CUDA out of memory in training`, `OOM
     // in inference`), as issue titles write them.
     ("out of memory in training", Phase::TrainingStep),
@@ -317,6 +327,17 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during startup", Phase::Startup),
     ("fails to start", Phase::Startup),
     ("failed to start", Phase::Startup),
+    // A server deployed is a server started (`Failure to Deploy Llama-3.2-11B-Vision … Due to
+    // OOM`, `Failed to deploy Qwen3-Next-80B with LoRA`, session 50).
+    ("failed to deploy", Phase::Startup),
+    ("fails to deploy", Phase::Startup),
+    ("failure to deploy", Phase::Startup),
+    ("unable to deploy", Phase::Startup),
+    ("cannot deploy", Phase::Startup),
+    ("can't deploy", Phase::Startup),
+    // Nothing loaded yet (`out of memory before even loading any models`).
+    ("before even loading", Phase::Startup),
+    ("before loading any model", Phase::Startup),
     // The same in other words (session 49: `audioLDM2 which refuses to launch`).
     ("refuses to start", Phase::Startup),
     ("refused to start", Phase::Startup),

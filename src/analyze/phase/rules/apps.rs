@@ -240,6 +240,15 @@ pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
         Serve,
         "text-generation-webui",
     ),
+    // (Its streaming generation thread: `modules/callbacks.py` `Iteratorize.gentask` runs the
+    // model's `generate` with a callback per token, 2023.)
+    r(
+        "gentask",
+        "modules/callbacks.py",
+        I,
+        Serve,
+        "text-generation-webui",
+    ),
     r(
         "_generate_reply",
         "modules/text_generation.py",
