@@ -1285,6 +1285,14 @@
 #     28.5x best), peak RSS 203.5 MiB (0.388).
 #   - Profile (varied): pre-scan 0.065 s (16 pieces). Since the forty-first session the median
 #     ratio on varied has been 22.0x-28.7x on five hosts (best-against-best 19.9x on one).
+# Fiftieth session (2026-12-07 01:45 UTC, tests/device/snapshot_speed/run.sh on a lent H100
+# machine, 16 cores, Intel Xeon, load 0.30 at the start, 1.24 at the end; 8 rounds, PYRUNS 3;
+# main at dcc08d77 stripped and gzipped, the decoder unchanged since the forty-seventh
+# session; one earlier request got no machine):
+#   - varied (576.9 MiB): Python 6.79-7.24 s (median 6.86); main 0.304-0.329 s, median 0.317
+#     (21.6x median, 22.3x best), 3.60 s CPU, peak RSS 266.7 MiB (0.462 of the file).
+#   - real (524.7 MiB): Python median 7.99 s; main 0.273-0.335 s, median 0.292 (27.3x median,
+#     27.9x best), peak RSS 201.6 MiB (0.384).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
