@@ -14,7 +14,14 @@ pub(super) fn kept_statement(code: &str) -> String {
 
 /// Keeps a frame, dropping the oldest beyond [`MAX_FRAMES`].
 fn keep(collected: &mut Collected, frame: Frame) {
-    collected.frames.push_back(frame);
+    let at = collected.frames.len();
+    keep_at(collected, at, frame);
+}
+
+/// Keeps a frame at `at` of the frames (outermost first), dropping the oldest beyond
+/// [`MAX_FRAMES`].
+fn keep_at(collected: &mut Collected, at: usize, frame: Frame) {
+    collected.frames.insert(at, frame);
     if collected.frames.len() > MAX_FRAMES {
         collected.frames.pop_front();
     }
@@ -45,8 +52,8 @@ pub(super) fn note_printed(collected: &mut Collected, line: u64, function: Strin
     // ones printed above it, so it goes before them (the frames are kept outermost first). Its
     // frames lie within a few lines of each other (a source line may come between them).
     let gdb = crate::parse::engine_log::GDB_FRAME_FILE;
+    let mut at = collected.frames.len();
     if frame.file.starts_with(gdb) {
-        let mut at = collected.frames.len();
         let mut next_line = line;
         while at > 0 {
             let before = &collected.frames[at - 1];
@@ -56,15 +63,8 @@ pub(super) fn note_printed(collected: &mut Collected, line: u64, function: Strin
             next_line = before.line;
             at -= 1;
         }
-        if at < collected.frames.len() {
-            collected.frames.insert(at, frame);
-            if collected.frames.len() > MAX_FRAMES {
-                collected.frames.pop_front();
-            }
-            return;
-        }
     }
-    keep(collected, frame);
+    keep_at(collected, at, frame);
 }
 
 /// The rest of a frame line a console wrapped before its function, on the line after

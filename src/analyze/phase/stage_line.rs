@@ -209,6 +209,16 @@ fn bracketed_time(line: &str) -> Option<&str> {
     timed.then(|| rest.trim_start())
 }
 
+/// The verbs of a model being built (its parameters made where it runs).
+const BUILDING: &[&str] = &[
+    "building",
+    "creating",
+    "initializing",
+    "initialising",
+    "constructing",
+    "instantiating",
+];
+
 /// A stage's verbs (progressive forms) and the objects that make them that stage; an empty list
 /// of objects: the verb alone names it.
 const STAGES: &[(Phase, &[&str], &[&str])] = &[
@@ -330,14 +340,7 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     // settings (see `stage_line_phase`).
     (
         Phase::WeightsLoad,
-        &[
-            "building",
-            "creating",
-            "initializing",
-            "initialising",
-            "constructing",
-            "instantiating",
-        ],
+        BUILDING,
         &["model", "models", "network", "networks"],
     ),
     // ModelScope's loader (`modelscope/models/base/base_model.py` `Model.from_pretrained`:
@@ -680,15 +683,7 @@ fn builds_a_model_class(words: &[&str]) -> bool {
     let [verb, rest @ ..] = words else {
         return false;
     };
-    let building = matches!(
-        *verb,
-        "building"
-            | "creating"
-            | "initializing"
-            | "initialising"
-            | "constructing"
-            | "instantiating"
-    );
+    let building = BUILDING.contains(verb);
     let class = rest
         .iter()
         .find(|word| !matches!(**word, "the" | "a" | "an"))
