@@ -537,6 +537,22 @@ pub fn message_phase(message: &OomMessage) -> Option<Phase> {
         {
             Some(Phase::Startup)
         }
+        // MLC-LLM's budget when its engine is created: the Python engine sizing the KV cache
+        // (`_estimate_max_total_sequence_length`: "Cannot estimate KV cache capacity"), the
+        // C++ engine's check of weights and buffers against the card before anything is loaded
+        // ("Insufficient GPU memory error: The available single GPU memory is …"), or the
+        // former's refusal quoted without its head ("The model weight size may be larger than
+        // GPU memory size"): frameworks.rs.
+        _ if message.text.contains("Cannot estimate KV cache capacity") => {
+            Some(Phase::KvCacheAlloc)
+        }
+        _ if message
+            .text
+            .contains("Insufficient GPU memory error: The available single GPU memory")
+            || message.text.contains("may be larger than GPU memory size") =>
+        {
+            Some(Phase::Startup)
+        }
         OomKind::VllmStartupFreeMemory => Some(Phase::Startup),
         OomKind::VllmNoCacheBlocks | OomKind::VllmMaxSeqLenTooLarge => Some(Phase::KvCacheAlloc),
         OomKind::VllmWarmupOom | OomKind::TgiWarmup => Some(Phase::Profiling),
@@ -1318,3 +1334,5 @@ mod s48_tests;
 mod s49_tests;
 #[cfg(test)]
 mod s50_tests;
+#[cfg(test)]
+mod s51_tests;

@@ -308,6 +308,13 @@ pub struct EngineFigures {
     /// N / L`'s N); near 2^64 when HAMi's usage counter wrapped below zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_with_request_bytes: Option<Bytes>,
+    /// MLC-LLM: the model's weights as its memory budget counted them (`model weight size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_weights_bytes: Option<Bytes>,
+    /// MLC-LLM: the temporary buffers and workspaces its budget counted beside the weights
+    /// (`temporary buffer size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_bytes: Option<Bytes>,
     /// vLLM: dummy requests of the sampler/pooler warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_requests: Option<u64>,

@@ -633,6 +633,10 @@ const PROGRESS: &[&str] = &[
     "goes on",
     "after some time",
     "after a while",
+    // An RL loop's policy update (`during Megatron Actor Updating`): its step.
+    "actor updat",
+    "updating actor",
+    "updating the actor",
 ];
 
 /// Whether a training hit's words show the training's progress (see [`PROGRESS`]).
@@ -816,7 +820,7 @@ pub fn stage_for(
         line_hits.retain(|hit| hit.2 != Phase::Unknown || training || oom);
         for (at, end, phase) in line_hits {
             let words = quote(&joined, &lower, at, end);
-            if job::asks_another(&lower, at, end) {
+            if job::asks_another(&lower, at, end) || deny::not_a_stage_reached(&lower, at) {
                 continue;
             }
             if host_training_unshown(host_memory, phase, &lower[at..end]) {

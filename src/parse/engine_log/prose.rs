@@ -12,6 +12,34 @@ use super::{rule, LineFacts, Rule};
 /// repeats `load`, `generation throughput` and `SamplingParams` on every line, and a marker makes
 /// each line it is on worth parsing.
 pub(super) const MARKERS: &[&str] = &[
+    // (Session 51: an RL loop's actor update, in a title's capitals too.)
+    "ctor updat",
+    "ctor Updat",
+    "pdating actor",
+    "pdating the actor",
+    // (… the start of an epoch, a gradient step, the moment named by its noun, a server not
+    // yet up, images or video made, an image given to a model.)
+    "tart of epoch",
+    "tart of Epoch",
+    "tart of the epoch",
+    "eginning of epoch",
+    "eginning of Epoch",
+    "eginning of the epoch",
+    "radient update",
+    "t the time of ",
+    "efore the server ",
+    "reate image",
+    "reate an image",
+    "ake image",
+    "ake an image",
+    "aking image",
+    "ext to video",
+    "ext-to-video",
+    "mage to video",
+    "mage-to-video",
+    "ith image input",
+    "ith an image input",
+    "hen giving it",
     // (Session 50: a deployment, a load not yet begun, SFT named short, a model in training,
     // a model moved to the GPU.)
     "ailed to deploy",

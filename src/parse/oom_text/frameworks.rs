@@ -342,6 +342,28 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::Framework(FrameworkKind::ExllamaSplit), position));
         }
     }
+    // MLC-LLM's memory budget when an engine is created, before anything is allocated: the
+    // C++ engine (mlc-ai/mlc-llm `cpp/serve/config.cc` `EstimateMemoryUsageOnMode`, 0.1+:
+    // "Insufficient GPU memory error: The available single GPU memory is %.3f MB, which is less
+    // than the sum of model weight size (%.3f MB) and temporary buffer size (%.3f MB).", the
+    // available part being the card's total times `gpu_memory_utilization`), and the Python
+    // engine before it (`python/mlc_llm/serve/engine.py` `_estimate_max_total_sequence_length`,
+    // early 2024: "Cannot estimate KV cache capacity. The model weight size N may be larger than
+    // GPU memory size M", M the card's total in bytes): the weights and workspaces leave no room
+    // for the KV cache on one GPU.
+    if let Some(position) = find(
+        text,
+        "Insufficient GPU memory error: The available single GPU memory",
+    ) {
+        return Some((Family::Framework(FrameworkKind::MlcBudget), position));
+    }
+    if let Some(position) = find(text, "Cannot estimate KV cache capacity") {
+        return Some((Family::Framework(FrameworkKind::MlcBudget), position));
+    }
+    if let Some(position) = find(text, "may be larger than GPU memory size") {
+        let begin = back_to(text, position, "The model weight size");
+        return Some((Family::Framework(FrameworkKind::MlcBudget), begin));
+    }
     // HAMi-core (Project-HAMi/HAMi-core `src/allocator/allocator.c` `oom_check`, the CUDA hook
     // library `libvgpu.so` that HAMi, Volcano's vGPU and other Kubernetes GPU-sharing setups
     // preload): `LOG_ERROR("Device %d OOM %lu / %lu", d, new_allocated, limit)`, printed as
@@ -668,6 +690,32 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             } else {
                 Parsed::new(OomKind::OtherGpuOom, true)
             }
+        }
+        FrameworkKind::MlcBudget => {
+            let mut parsed = Parsed::new(OomKind::OtherGpuOom, true);
+            parsed.engine_hint = Some(EngineName::MlcLlm);
+            // The C++ engine's sizes: `%.3f MB` of 1024 × 1024 bytes (`BytesToMegabytesString`).
+            // What it calls available is its budget on the card: what it may take there.
+            parsed.figures.free_bytes = size_of(
+                regex!(r"availablesingleGPUmemoryis(\d+(?:\.\d+)?MB)"),
+                squeezed,
+            );
+            parsed.details.model_weights_bytes =
+                size_of(regex!(r"modelweightsize\((\d+(?:\.\d+)?MB)\)"), squeezed);
+            parsed.details.workspace_bytes = size_of(
+                regex!(r"temporarybuffersize\((\d+(?:\.\d+)?MB)\)"),
+                squeezed,
+            );
+            // The Python engine's exact byte counts (the weights printed as a float).
+            if let Some(caps) =
+                regex!(r"modelweightsize(\d+)(?:\.\d+)?maybelargerthanGPUmemorysize(\d+)")
+                    .captures(squeezed)
+            {
+                let number = |i: usize| caps.get(i).and_then(|m| m.as_str().parse::<u64>().ok());
+                parsed.details.model_weights_bytes = number(1).map(Bytes);
+                parsed.figures.total_capacity_bytes = number(2).map(Bytes);
+            }
+            parsed
         }
         FrameworkKind::ExllamaSplit => {
             let mut parsed = Parsed::new(OomKind::ExllamaSplit, true);

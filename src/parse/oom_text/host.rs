@@ -22,6 +22,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = back_to(text, position, "[enforce fail");
         return Some((Family::Host(HostKind::CpuAllocator), begin));
     }
+    // The same allocator's words without its name, as titles shorten them (`4-bit: "Allocator:
+    // not enough memory: you tried to allocate 35389440 bytes."`): only `alloc_cpu.cpp` words a
+    // failure `: you tried to allocate N bytes` after `not enough memory` / `can't allocate
+    // memory`; the GPU allocators say `Tried to allocate`.
+    for needle in [
+        "not enough memory: you tried to allocate",
+        "can't allocate memory: you tried to allocate",
+    ] {
+        if let Some(position) = super::find(text, needle) {
+            let begin = back_to(text, position, "Allocator");
+            return Some((Family::Host(HostKind::CpuAllocator), begin));
+        }
+    }
     // PaddlePaddle's host allocator (`paddle/fluid/memory/allocation/cpu_allocator.cc`
     // `CPUAllocator::AllocateImpl`, 2.x): `posix_memalign` failed, raised as
     // `ResourceExhaustedError: Fail to alloc memory of %ld size, error code is %d.` — the class

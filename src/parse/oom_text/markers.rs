@@ -110,6 +110,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // … or left short of it (`claims not enough VRAM to load models`).
         ("enough VRAM", Words),
         ("enough vram", Words),
+        // (A title's `Not enough Vram on AMD GPU/CPUs`.)
+        ("enough Vram", Words),
         ("enough GPU memory", Words),
         ("enough gpu memory", Words),
         ("enough CUDA memory", Words),
@@ -401,6 +403,10 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // NCCL's warning of a failed device allocation, relayed alone (frameworks.rs).
         ("Failed to CUDA ", Message),
         ("insufficient GPU memory", Message),
+        // MLC-LLM's Python engine refusing to size its KV cache (frameworks.rs), with or
+        // without its head: a start-up's words, in a report or a log's head.
+        ("Cannot estimate KV cache capacity", Words),
+        ("may be larger than GPU memory size", Words),
         // InvokeAI's model cache (mention.rs).
         ("Insufficient GPU memory", Message),
         // TensorRT-LLM's `Insufficient memory for KV cache`, and a wrapper's lower-case one.

@@ -213,10 +213,17 @@ fn bare_class(lower: &str) -> Option<usize> {
 /// A program's own pool named as what ran out (SGLang's `alloc_req_slots runs out of memory`:
 /// its request slots, not the GPU): that program's message, not the reporter's words.
 fn program_subject(lower: &str, at: usize) -> bool {
+    let heading = lower.trim_start().starts_with("# ");
     let subject = lower[..at.min(lower.len())]
         .split_whitespace()
         .rev()
-        .find(|word| !matches!(*word, "runs" | "run" | "ran" | "running" | "is" | "was"));
+        .find(|word| {
+            !matches!(*word, "runs" | "run" | "ran" | "running" | "is" | "was")
+                // An opening bracket alone in a title (`# Batch images (out of memory)
+                // error`) is no subject; elsewhere it is a message's own tail (`… would exceed
+                // allowed memory. (out of memory)`).
+                && (word.chars().any(char::is_alphanumeric) || !heading)
+        });
     // A version names the program, not a pool of it (`vllm 0.8.5.dev468+g98834fefa.precompiled
     // OOM on Qwen3-32B`).
     let version = |word: &str| {
@@ -284,6 +291,9 @@ pub(super) fn host_memory_shown(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     regex!(r"(?:^|[^a-z0-9_])(?:(?:out of|system|cpu|host) ram|ram (?:usage|is full|fills|filled|ran out)|swap|oom[ _-]?killer|oom-kill|oomkilled|killed|sigkill|host memory|system memory|cpu memory|memoryerror|bad_alloc|tcmalloc)(?:$|[^a-z0-9_])")
         .is_match(&lower)
+        // Chinese names the host's memory 内存 (the GPU's is 显存): `cpu内存`, `系统内存`, or
+        // `内存OOM` said of no card (`发现出现了内存OOM`; not `显卡内存`, `GPU内存`).
+        || regex!(r"(?:cpu|系统|主机)\s?内存|(?:^|[^a-z卡])内存\s?oom").is_match(&lower)
 }
 
 /// A line showing the host's memory failing, not only named (`signal: killed`, `OOM killer`,
@@ -359,13 +369,52 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
     let denied = recent
         .iter()
         .any(|word| MENTION_DENY.contains(word) || ADVICE.contains(word));
-    let words: Vec<&str> = lower
+    // The host's words count in the mention's own sentence when that sentence names the GPU
+    // (`The 4090 setup raised an out-of-memory error. I tried … offloading portions of the model
+    // to CPU`: the offload is another sentence's), in the whole line otherwise.
+    let sentence = sentence_of(&lower, at);
+    let scope = if has_gpu_word(sentence) {
+        sentence
+    } else {
+        lower.as_str()
+    };
+    let words: Vec<&str> = scope
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
         .collect();
-    let host = HOST_WORDS.iter().any(|word| words.contains(word)) || ray_oom(&lower);
+    // A face swap (`reactor face swap node … after completing the swap process leading to out
+    // of memory`) is no swap space.
+    let face_swap = scope.contains("face swap") || scope.contains("faceswap");
+    let host = words
+        .iter()
+        .any(|word| HOST_WORDS.contains(word) && !(*word == "swap" && face_swap))
+        || ray_oom(scope);
     let program = named.is_none() && program_subject(&lower, at);
     (!denied && !host && !program && !asks_whether(&lower, at) && !speculates_after(&lower, at))
         .then_some(text.len() - text.trim_start().len())
+}
+
+/// The sentence of `lower` around `at`: from the last `. `, `!`, `?` or `;` before it to the
+/// next (a dot inside a word, `v2.6`, `engine.py`, breaks nothing).
+fn sentence_of(lower: &str, at: usize) -> &str {
+    let is_break = |text: &str, index: usize, c: char| {
+        matches!(c, '!' | '?' | ';')
+            || (c == '.'
+                && text[index + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace))
+    };
+    let start = lower[..at]
+        .char_indices()
+        .rev()
+        .find(|&(index, c)| is_break(lower, index, c))
+        .map_or(0, |(index, c)| index + c.len_utf8());
+    let end = lower[at..]
+        .char_indices()
+        .find(|&(index, c)| is_break(lower, at + index, c))
+        .map_or(lower.len(), |(index, _)| at + index);
+    &lower[start..end]
 }
 
 /// Whether the clause after a mention speculates instead of reporting (`Out of VRAM message
@@ -575,6 +624,18 @@ fn class_mention(text: &str) -> Option<usize> {
                 regex!(r"(?:^|[^A-Za-z0-9_.])[`'\x22]torch\.(?:cuda\.|xpu\.)?OutOfMemoryError[`'\x22]")
                     .find(text)
             })
+            // Or a heading naming the class, its colon before the reporter's words (`#
+            // torch.cuda.OutOfMemoryError: for multi-gpu training`).
+            .or_else(|| {
+                regex!(r"^\s*#+\s+(?:.*?[^A-Za-z0-9_.])?torch\.(?:cuda\.|xpu\.)?OutOfMemoryError:\s+[a-z]")
+                    .find(text)
+            })
+            // Or the class with its message paraphrased in lower case (`with error:
+            // \`torch.cuda.OutOfMemoryError: tried to allocate... 7.75 total capacity\``).
+            .or_else(|| {
+                regex!(r"(?:^|[^A-Za-z0-9_.])torch\.(?:cuda\.|xpu\.)?OutOfMemoryError:\s+tried to allocate")
+                    .find(text)
+            })
             // Or the class ending the line with its colon, the message left off (a title's
             // `# Using 4 V100-16, and set batchsize=1, torch.cuda.OutOfMemoryError:`).
             .or_else(|| {
@@ -739,7 +800,16 @@ fn oom_word(text: &str) -> Option<usize> {
     ];
     // `RAM` as a word (not the end of `VRAM`).
     let ram = regex!(r"(?:^|[^A-Za-z0-9_])RAM(?:$|[^A-Za-z0-9_])").is_match(&hosted);
-    if ram || HOST.iter().any(|word| hosted.contains(word)) || rest.trim_start().starts_with("kill")
+    // Chinese names the host's memory 内存 and the GPU's 显存: `发现出现了内存OOM` (not
+    // `显卡内存OOM`, `GPU内存OOM`), or `cpu内存` in the sentence.
+    let before = text[..at].trim_end();
+    let cjk_host = (before.ends_with("内存")
+        && !regex!(r"(?i)(?:显卡|gpu|cuda)\s?的?内存$").is_match(before))
+        || regex!(r"(?i)(?:cpu|系统|主机)\s?内存").is_match(&hosted);
+    if ram
+        || cjk_host
+        || HOST.iter().any(|word| hosted.contains(word))
+        || rest.trim_start().starts_with("kill")
     {
         return None;
     }

@@ -128,6 +128,9 @@ pub(crate) enum FrameworkKind {
     /// ExLlamaV2's and ExLlamaV3's autosplit loader: the model and its cache do not fit on the
     /// GPUs it may use.
     ExllamaSplit,
+    /// MLC-LLM's memory budget at engine creation: the weights and workspaces leave no room
+    /// for the KV cache on one GPU.
+    MlcBudget,
     /// PaddlePaddle's allocator (`Out of memory error on GPU 0. Cannot allocate …`).
     Paddle,
     /// ONNX Runtime's BFC arena (`Failed to allocate memory for requested buffer of size N`).
@@ -330,6 +333,8 @@ mod s48_tests;
 mod s49_tests;
 #[cfg(test)]
 mod s50_tests;
+#[cfg(test)]
+mod s51_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -71,6 +71,16 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         {
             return Some((Family::TorchAllocator(Accelerator::Cuda), position));
         }
+        // … or the request alone heading a line, as a title quotes it (`# Tried to allocate
+        // 20.00 MiB`): the allocator's `%.2f` size in binary units, the capital `T` of its
+        // sentence (the host allocator writes `you tried to allocate N bytes`).
+        let heads_the_line = before
+            .trim_start_matches(|c: char| c.is_whitespace() || "#>`'\"*".contains(c))
+            .is_empty();
+        if heads_the_line && regex!(r#"^\d+\.\d\d (?:KiB|MiB|GiB|TiB)[\s`'"*.)]*$"#).is_match(rest)
+        {
+            return Some((Family::TorchAllocator(Accelerator::Cuda), position));
+        }
     }
     // A logger that hard-wraps with a hanging indent (rich's `ERROR: CUDA   batch_handler.py:574`
     // then `         out of memory. Tried to allocate …`): the continuation line is the

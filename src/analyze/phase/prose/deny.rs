@@ -106,6 +106,9 @@ pub(super) fn denied(lower: &str, at: usize, phrase: &str) -> bool {
     if phrase.ends_with("load") && loads_a_library(after) {
         return true;
     }
+    if not_a_stage_reached(lower, at) || request_size_of_a_training(lower, at, phrase) {
+        return true;
+    }
     let before: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
     before.iter().enumerate().any(|(index, word)| {
         let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
@@ -389,4 +392,76 @@ pub(super) fn loads_a_library(after: &str) -> bool {
         || (first.starts_with("lib") && (first.contains(".so") || first.contains(".dll")))
         || first.ends_with(".dll")
         || first.ends_with(".dylib")
+}
+
+/// Words that name a stage without placing this failure in it, whatever found them (a phrase,
+/// the grammar, a script): advice opening with `Try` and no subject (`@IConquer96 Try to train
+/// with smaller image sizes.`, `Try loading it in 8 bits`; `I try to train`, `when trying to
+/// train` keep theirs), a function being defined (`def training_step(self, batch):`), or the
+/// memory said to suffice for the stage (`Memory is enough for training by using zero-3, but OOM
+/// occurred`).
+pub(super) fn not_a_stage_reached(lower: &str, at: usize) -> bool {
+    let before = lower[..at].trim_end();
+    if before.ends_with("def") || before.ends_with("enough for") {
+        return true;
+    }
+    let start = lower[..at]
+        .rfind(['.', '!', '?', ':', '\n', '。'])
+        .map_or(0, |found| {
+            found + lower[found..].chars().next().map_or(1, char::len_utf8)
+        });
+    // The hit's own first word may be the `try` (`try to train`).
+    let mut cut = (at + "try ".len()).min(lower.len());
+    while !lower.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let head = &lower[start..cut];
+    // The last `try` of the sentence up to the hit, at most three words before it.
+    let Some(found) = head
+        .rfind("try ")
+        .filter(|&found| head[..found].is_empty() || head[..found].ends_with(char::is_whitespace))
+    else {
+        return false;
+    };
+    if head[found..].split_whitespace().count() > 4 {
+        return false;
+    }
+    // What opens the imperative: nothing, an `@name` it is addressed to, a thread's `comment ·
+    // 2019-04-22` header, or `please`.
+    let opening = head[..found].trim_end();
+    let last = opening.split_whitespace().next_back().unwrap_or("");
+    opening.is_empty()
+        || last == "please"
+        || (last.starts_with('@') && last.len() > 1)
+        || is_date(last)
+}
+
+/// A request's size (`with long context`, `long inputs`) said of a training in the same
+/// sentence (`# Fail to train Qwen-3b with long context GRPO`, `fine-tuning with long
+/// inputs`): the training's sequence length, a setting of its steps, not requests served.
+fn request_size_of_a_training(lower: &str, at: usize, phrase: &str) -> bool {
+    if !(phrase.contains("long ") || phrase.contains("long-")) {
+        return false;
+    }
+    let start = lower[..at]
+        .rfind(['.', '!', '?', '\n', '。'])
+        .map_or(0, |found| {
+            found + lower[found..].chars().next().map_or(1, char::len_utf8)
+        });
+    let head = &lower[start..at];
+    [
+        "train", "fine-tun", "finetun", "sft", "grpo", "dpo", "pretrain",
+    ]
+    .iter()
+    .any(|word| head.contains(word))
+}
+
+/// A date as a thread's header writes it (`2019-04-22`).
+fn is_date(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    bytes.len() == 10
+        && bytes.iter().enumerate().all(|(index, byte)| match index {
+            4 | 7 => *byte == b'-',
+            _ => byte.is_ascii_digit(),
+        })
 }

@@ -974,7 +974,12 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
         let clause = &rest[..rest
             .find([',', '.', ';', ':', '!', '?', '\n'])
             .unwrap_or(rest.len())];
-        if super::job::names_a_set_up(clause) {
+        // (Or a cloud machine named as where it ran: `I am trying to run inference using aws
+        // g3s.xlarge`, session 51.)
+        let cloud = clause
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| matches!(word, "aws" | "ec2" | "sagemaker" | "runpod"));
+        if super::job::names_a_set_up(clause) || cloud {
             return None;
         }
     }
@@ -996,6 +1001,9 @@ fn verb_hit(lower: &str, words: &[Word<'_>], index: usize) -> Option<(Phase, usi
                     | "framework"
                     | "repo"
                     | "recipe"
+                    | "cmd"
+                    | "command"
+                    | "commands"
                     | "example"
                     | "examples"
             )

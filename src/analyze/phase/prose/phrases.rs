@@ -940,4 +940,67 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("文本太长", Phase::Inference),
     ("文本过长", Phase::Inference),
     ("画像が大きすぎる", Phase::Inference),
+    // Session 51. A training that could not be run, in the failure's place (`# Fail to train
+    // Qwen-3b with long context GRPO`): the training's steps, as `trying to train` is.
+    ("fail to train", Phase::TrainingStep),
+    ("fails to train", Phase::TrainingStep),
+    ("failed to train", Phase::TrainingStep),
+    // The policy's update of an RL loop (`it runs into OOM during Megatron Actor Updating`,
+    // verl's `update_actor`): its forward, backward and optimizer step.
+    ("actor updat", Phase::TrainingStep),
+    ("updating actor", Phase::TrainingStep),
+    ("updating the actor", Phase::TrainingStep),
+    // The start of an epoch (`The OOM was at the start of Epoch 1 after model was init-ed`):
+    // the training's first steps of it.
+    ("at the start of epoch", Phase::TrainingStep),
+    ("at the beginning of epoch", Phase::TrainingStep),
+    ("at the start of the epoch", Phase::TrainingStep),
+    ("at the beginning of the epoch", Phase::TrainingStep),
+    // A gradient step as the moment (`it can successfully run one gradient update step, while
+    // returns with OOM after it`).
+    ("gradient update step", Phase::TrainingStep),
+    ("gradient step", Phase::TrainingStep),
+    // The loading as the moment (`give me a CUDA OOM error at loading using VLLM`).
+    ("error at loading", Phase::WeightsLoad),
+    ("oom at loading", Phase::WeightsLoad),
+    ("memory at loading", Phase::WeightsLoad),
+    ("at loading time", Phase::WeightsLoad),
+    ("at load time", Phase::WeightsLoad),
+    // The moment named by its noun (`OOM at the time of evaluation`).
+    ("at the time of evaluation", Phase::Inference),
+    ("at the time of inference", Phase::Inference),
+    ("at the time of prediction", Phase::Inference),
+    ("at the time of testing", Phase::Inference),
+    ("at the time of training", Phase::TrainingStep),
+    ("at the time of loading", Phase::WeightsLoad),
+    // A validation reached and failed in (`It all goes smoothly until validation, where
+    // there's a huge memory usage spike`).
+    ("until validation", Phase::Inference),
+    ("until the validation", Phase::Inference),
+    ("until evaluation", Phase::Inference),
+    ("until the evaluation", Phase::Inference),
+    // A server not yet up (`OOM occurs before the server is successfully started`): its
+    // start.
+    ("before the server is", Phase::Startup),
+    ("before the server started", Phase::Startup),
+    ("before the server starts", Phase::Startup),
+    // Images or video made from a prompt (`does not have enough vram to create images above
+    // 600x600pix`, `when i try to use text to video`): generation.
+    ("create images", Phase::Inference),
+    ("create an image", Phase::Inference),
+    ("creating images", Phase::Inference),
+    ("creating an image", Phase::Inference),
+    ("make images", Phase::Inference),
+    ("make an image", Phase::Inference),
+    ("making images", Phase::Inference),
+    ("text to video", Phase::Inference),
+    ("text-to-video", Phase::Inference),
+    ("image to video", Phase::Inference),
+    ("image-to-video", Phase::Inference),
+    // An image given to a multimodal model (`When running gemma 3 with image inputs … the model
+    // crashes`, `Only runs into the issue with image input`): a request at work.
+    ("with image input", Phase::Inference),
+    ("with an image input", Phase::Inference),
+    ("when giving it image", Phase::Inference),
+    ("when giving it an image", Phase::Inference),
 ];

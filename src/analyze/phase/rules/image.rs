@@ -302,6 +302,30 @@ pub(super) const A1111_WEBUI: &[FrameRule] = &[
         Serve,
         "automatic1111",
     ),
+    // The tabs' own entries (`modules/txt2img.py` `txt2img`, `modules/img2img.py` `img2img`,
+    // which call `process_images`), and the UNet forward the web UI swaps in
+    // (`modules/sd_unet.py` `UNetModel_forward`, 1.3+): a picture being generated.
+    r("txt2img", "modules/txt2img.py", I, Serve, "automatic1111"),
+    r("img2img", "modules/img2img.py", I, Serve, "automatic1111"),
+    r(
+        "UNetModel_forward",
+        "modules/sd_unet.py",
+        I,
+        Serve,
+        "automatic1111",
+    ),
+    // Forge's own model code (`backend/nn/flux.py`, `unet.py`, `chroma.py`, 2024+): Forge
+    // trains nothing, so its models run to generate.
+    r("", "backend/nn/", I, Serve, "automatic1111"),
+    // Stability AI's generative-models demos (`scripts/demo/streamlit_helpers.py` `do_sample`,
+    // SVD's and SDXL's sampling, then `model.decode_first_stage` of the latents).
+    r(
+        "do_sample",
+        "scripts/demo/streamlit_helpers.py",
+        I,
+        Serve,
+        "sgm",
+    ),
     r(
         "process_images_inner",
         "modules/processing.py",

@@ -144,6 +144,8 @@ pub(super) const EXLLAMAV2_TGWEBUI_MLC: &[FrameRule] = &[
     // being prefilled, tensor-parallel or not).
     r("prefill", "exllamav3/", I, Serve, "exllamav2"),
     r("prefill_tp", "exllamav3/", I, Serve, "exllamav2"),
+    // (`model/model_tp_fn.py` `mp_model_forward`: each tensor-parallel worker's forward.)
+    r("mp_model_forward", "exllamav3/", I, Serve, "exllamav2"),
     // --- text-generation-webui (modules/ui_model_menu.py, modules/models.py) ---
     r("load_model_wrapper", "", W, Stage, "text-generation-webui"),
     // --- MLC-LLM (python/mlc_chat/chat_module.py: `_reload` loads the model library and weights) ---

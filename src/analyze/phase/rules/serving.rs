@@ -284,6 +284,12 @@ pub(super) const QUALIFIED_TENSORRT_BUILDER: &[FrameRule] = &[
 pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
     // --- vLLM (V0 worker/model_runner/llm_engine, V1 gpu_worker/gpu_model_runner/core) ---
     r("init_device", "vllm/", S, Stage, "vllm"),
+    // vLLM 0.1–0.2 `engine/llm_engine.py` `LLMEngine._init_workers` (`_init_workers_ray` under
+    // Ray) and `worker/worker.py` `Worker.init_model`: the workers and their devices set up,
+    // before the weights are loaded (a traceback cut there has not reached them).
+    r("_init_workers", "vllm/", S, Stage, "vllm"),
+    r("_init_workers_ray", "vllm/", S, Stage, "vllm"),
+    r("init_model", "vllm/worker/", S, Stage, "vllm"),
     r("init_worker_distributed_environment", "", S, Stage, "vllm"),
     r("init_distributed_environment", "", S, Stage, "vllm"),
     r("ensure_model_parallel_initialized", "", S, Stage, "vllm"),
@@ -430,6 +436,11 @@ pub(super) const LMDEPLOY: &[FrameRule] = &[
     // --- LMDeploy (turbomind/turbomind.py, pytorch/engine) ---
     r("allocate_gpu_cache", "", K, Stage, "lmdeploy"),
     r("_build_model", "lmdeploy/", W, Stage, "lmdeploy"),
+    // The PyTorch engine's tensor-parallel build (0.2–0.4 `pytorch/engine/model_agent.py`
+    // `_tp_build_model` → `_dist_model`, logged `distribute model parameters.`): the weights
+    // split to the ranks.
+    r("_tp_build_model", "lmdeploy/", W, Stage, "lmdeploy"),
+    r("_dist_model", "lmdeploy/", W, Stage, "lmdeploy"),
     r("_load_weights", "lmdeploy/", W, Stage, "lmdeploy"),
     r("stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),
     r("async_stream_infer", "lmdeploy/", I, Serve, "lmdeploy"),

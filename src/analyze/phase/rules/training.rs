@@ -189,6 +189,25 @@ pub(super) const QUALIFIED_MEGATRON_TO_MMENGINE: &[FrameRule] = &[
         "ultralytics",
     ),
     r("", "ultralytics/utils/tal.py", T, Stage, "ultralytics"),
+    // (8.0.x kept them under `ultralytics/yolo/utils/`.)
+    r(
+        "__call__",
+        "ultralytics/yolo/utils/loss.py",
+        T,
+        Stage,
+        "ultralytics",
+    ),
+    r("", "ultralytics/yolo/utils/tal.py", T, Stage, "ultralytics"),
+    // --- EveryDream2 (victorchall/EveryDream2trainer `train.py` `main` →
+    // `get_model_prediction_and_target`: the batch's latents encoded and the UNet's
+    // prediction made, inside the training loop). ---
+    r(
+        "get_model_prediction_and_target",
+        "",
+        T,
+        Stage,
+        "everydream2",
+    ),
     r("_do_train", "ultralytics/", T, Serve, "ultralytics"),
     r("validate", "ultralytics/", I, Serve, "ultralytics"),
     r("__call__", "engine/validator.py", I, Serve, "ultralytics"),
