@@ -180,3 +180,30 @@ fn advice_and_a_trainings_context_length_name_no_other_stage() {
         Phase::Inference
     );
 }
+
+#[test]
+fn round_four_words_name_their_stage() {
+    let cases = [
+        (
+            "at iter 15000 I get out of memory message",
+            Phase::TrainingStep,
+        ),
+        (
+            "it runs for exactly 5024 iterations and stops with an out of memory error",
+            Phase::TrainingStep,
+        ),
+        (
+            "when I quantize model to be dtype of INT 8 I encountered OOM error on RTX4090",
+            Phase::FormatConversion,
+        ),
+    ];
+    for (words, want) in cases {
+        assert_eq!(phase_of(words), want, "{words}");
+    }
+    // What a model does is not a run's course (`a model trained for 300 epochs`), nor is a
+    // run asked for (`I run for 300 iterations`).
+    assert_ne!(
+        phase_of("I run for 300 iterations and it fails"),
+        Phase::TrainingStep
+    );
+}

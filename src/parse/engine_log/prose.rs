@@ -40,6 +40,10 @@ pub(super) const MARKERS: &[&str] = &[
     "ith image input",
     "ith an image input",
     "hen giving it",
+    "t iter ",
+    "o retrain",
+    "hen retraining",
+    "hile retraining",
     // (Session 50: a deployment, a load not yet begun, SFT named short, a model in training,
     // a model moved to the GPU.)
     "ailed to deploy",

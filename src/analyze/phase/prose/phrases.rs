@@ -1003,4 +1003,12 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("with an image input", Phase::Inference),
     ("when giving it image", Phase::Inference),
     ("when giving it an image", Phase::Inference),
+    // A training run again on other data (`getting an OOM immediately while trying to retrain a
+    // dataset`), and a quantization in the reporter's words (`when I quantize model to be dtype
+    // of INT 8 I encountered OOM`).
+    ("trying to retrain", Phase::TrainingStep),
+    ("when retraining", Phase::TrainingStep),
+    ("while retraining", Phase::TrainingStep),
+    ("when i quantize", Phase::FormatConversion),
+    ("when i try to quantize", Phase::FormatConversion),
 ];

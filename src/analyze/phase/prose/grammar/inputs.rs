@@ -373,8 +373,11 @@ pub(super) fn progress_hit(
         .checked_sub(1)
         .and_then(text)
         .is_some_and(|w| matches!(w, "i" | "we" | "it" | "i've" | "we've" | "had" | "has"));
+    // (`it runs for exactly 5024 iterations and then stops with an out of memory error`: the
+    // run told as it goes, by what runs.)
+    let runs = word == "runs" && index.checked_sub(1).and_then(text) == Some("it");
     let got_to = doer
-        && matches!(word, "trained" | "ran")
+        && (matches!(word, "trained" | "ran") || runs)
         && matches!(
             text(index + 1),
             Some("to" | "for" | "until" | "till" | "up")
@@ -405,7 +408,17 @@ pub(super) fn progress_hit(
     }
     while matches!(
         text(next),
-        Some("the" | "a" | "about" | "around" | "roughly" | "approximately" | "almost" | "like")
+        Some(
+            "the"
+                | "a"
+                | "about"
+                | "around"
+                | "roughly"
+                | "approximately"
+                | "almost"
+                | "like"
+                | "exactly"
+        )
     ) {
         next += 1;
     }
