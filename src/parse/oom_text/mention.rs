@@ -372,7 +372,7 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
     // The host's words count in the mention's own sentence when that sentence names the GPU
     // (`The 4090 setup raised an out-of-memory error. I tried … offloading portions of the model
     // to CPU`: the offload is another sentence's), in the whole line otherwise.
-    let sentence = sentence_of(&lower, at);
+    let sentence = sentence_around(&lower, at);
     let scope = if has_gpu_word(sentence) {
         sentence
     } else {
@@ -392,29 +392,6 @@ fn gpu_memory_mention(text: &str) -> Option<usize> {
     let program = named.is_none() && program_subject(&lower, at);
     (!denied && !host && !program && !asks_whether(&lower, at) && !speculates_after(&lower, at))
         .then_some(text.len() - text.trim_start().len())
-}
-
-/// The sentence of `lower` around `at`: from the last `. `, `!`, `?` or `;` before it to the
-/// next (a dot inside a word, `v2.6`, `engine.py`, breaks nothing).
-fn sentence_of(lower: &str, at: usize) -> &str {
-    let is_break = |text: &str, index: usize, c: char| {
-        matches!(c, '!' | '?' | ';')
-            || (c == '.'
-                && text[index + 1..]
-                    .chars()
-                    .next()
-                    .is_none_or(char::is_whitespace))
-    };
-    let start = lower[..at]
-        .char_indices()
-        .rev()
-        .find(|&(index, c)| is_break(lower, index, c))
-        .map_or(0, |(index, c)| index + c.len_utf8());
-    let end = lower[at..]
-        .char_indices()
-        .find(|&(index, c)| is_break(lower, at + index, c))
-        .map_or(lower.len(), |(index, _)| at + index);
-    &lower[start..end]
 }
 
 /// Whether the clause after a mention speculates instead of reporting (`Out of VRAM message
