@@ -358,6 +358,15 @@
 # 0.42 s (2.00x). The session's new markers (`to launch`, `n't start`, `test code`, `eval
 # script`, `.predict `, `, in function `, `RayTaskError(`, `prepared for dynamic VRAM loading`,
 # `Using scaled fp8: `, `tensorflow_model_server`, `显存存不`) are rare in serving logs.
+# Fifty-first session (2026-12-07 05:08 UTC, the same 2-core VM (AMD EPYC), load 1.9): `varied`,
+# 1 GiB, RUNS=7 alternated with grep and the session's start build bdf65619 (BEFORE): grep -c
+# 0.24 s best / 0.25 s median; explain at a553a9e4 0.30 s best / 0.33 s median wall (0.50 s CPU,
+# 28 MiB RSS), 1.25x grep best, 1.32x median; the start build 0.28 s / 0.34 s in the same loop;
+# one core 0.62 s (2.58x, under that load). An earlier run at 6c89b2f4's rules (04:55, load 0.8,
+# RUNS=5): explain 0.32 s / 0.36 s against 0.29 s / 0.36 s, grep 0.21 s / 0.23 s (1.52x best,
+# 1.57x median). The session's new markers (`Cannot estimate KV cache capacity`, `enough Vram`,
+# `t the time of `, `efore the server `, `ake image`, `t iter `, `o retrain`) are rare in
+# serving logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
