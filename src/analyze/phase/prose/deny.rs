@@ -402,14 +402,10 @@ pub(super) fn loads_a_library(after: &str) -> bool {
 /// occurred`).
 pub(super) fn not_a_stage_reached(lower: &str, at: usize) -> bool {
     let before = lower[..at].trim_end();
-    if before.ends_with("def") || before.ends_with("enough for") {
+    if before.split_whitespace().next_back() == Some("def") || before.ends_with("enough for") {
         return true;
     }
-    let start = lower[..at]
-        .rfind(['.', '!', '?', ':', '\n', '。'])
-        .map_or(0, |found| {
-            found + lower[found..].chars().next().map_or(1, char::len_utf8)
-        });
+    let start = sentence_start(lower, at, &['.', '!', '?', ':', '\n', '。']);
     // The hit's own first word may be the `try` (`try to train`).
     let mut cut = (at + "try ".len()).min(lower.len());
     while !lower.is_char_boundary(cut) {
@@ -443,12 +439,7 @@ fn request_size_of_a_training(lower: &str, at: usize, phrase: &str) -> bool {
     if !(phrase.contains("long ") || phrase.contains("long-")) {
         return false;
     }
-    let start = lower[..at]
-        .rfind(['.', '!', '?', '\n', '。'])
-        .map_or(0, |found| {
-            found + lower[found..].chars().next().map_or(1, char::len_utf8)
-        });
-    let head = &lower[start..at];
+    let head = &lower[sentence_start(lower, at, &['.', '!', '?', '\n', '。'])..at];
     [
         "train", "fine-tun", "finetun", "sft", "grpo", "dpo", "pretrain",
     ]
@@ -464,4 +455,11 @@ fn is_date(word: &str) -> bool {
             4 | 7 => *byte == b'-',
             _ => byte.is_ascii_digit(),
         })
+}
+
+/// Where the sentence holding `at` starts: just after the last of `breaks` before it.
+fn sentence_start(lower: &str, at: usize, breaks: &[char]) -> usize {
+    lower[..at].rfind(breaks).map_or(0, |found| {
+        found + lower[found..].chars().next().map_or(1, char::len_utf8)
+    })
 }
