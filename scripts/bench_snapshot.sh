@@ -1293,6 +1293,18 @@
 #     (21.6x median, 22.3x best), 3.60 s CPU, peak RSS 266.7 MiB (0.462 of the file).
 #   - real (524.7 MiB): Python median 7.99 s; main 0.273-0.335 s, median 0.292 (27.3x median,
 #     27.9x best), peak RSS 201.6 MiB (0.384).
+# Fifty-first session (2026-12-07 05:25-05:31 UTC, tests/device/snapshot_speed/run.sh on a lent
+# H200 machine, 16 cores, Intel Xeon, load 0.08 at the start; 8 rounds, PYRUNS 3; main at
+# bdf65619 stripped and gzipped (build 7bca023d), the decoder unchanged since the forty-seventh
+# session; two calls back to back on the same warm host; two earlier requests got no machine):
+#   - varied (576.9 MiB): Python median 6.56 s and 6.90 s; main 0.275-0.345 s, median 0.301 s
+#     (21.8x median, 23.0x best), then 0.312-0.340 s, median 0.321 s (21.5x median, 21.0x
+#     best), 3.4-3.7 s CPU, peak RSS 274.0 / 270.2 MiB (0.475 / 0.468 of the file).
+#   - real (524.7 MiB): Python median 5.60 s and 6.60 s; main median 0.271 s (20.7x median,
+#     21.6x best), then 0.278 s (23.7x median, 22.1x best), peak RSS 206.2 / 204.6 MiB (0.393 /
+#     0.390).
+#   The 20x target and the half-file RSS now hold on an H200 host too (the H200 hosts of
+#   sessions 36-37 gave 19.3x and 19.9x median on varied).
 # Environment: OOMDOC (binary; default $CARGO_TARGET_DIR/release/oomdoc), OOMDOC_BASE (a
 # baseline binary, run alternately with it), RUNS (runs of each, default 1), WORK (scratch dir),
 # TARGET_MIB (generator argument: 690 gives a file of about 600 MB), SEED (generator seed),
