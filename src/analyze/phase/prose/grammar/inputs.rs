@@ -373,7 +373,7 @@ pub(super) fn progress_hit(
         .checked_sub(1)
         .and_then(text)
         .is_some_and(|w| matches!(w, "i" | "we" | "it" | "i've" | "we've" | "had" | "has"));
-    // (`it runs for exactly 5024 iterations and then stops with an out of memory error`: the
+    // (`it runs for exactly 5024 iterations and stops with an out of memory error`: the
     // run told as it goes, by what runs.)
     let runs = word == "runs" && index.checked_sub(1).and_then(text) == Some("it");
     let got_to = doer
