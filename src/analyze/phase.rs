@@ -1336,3 +1336,5 @@ mod s49_tests;
 mod s50_tests;
 #[cfg(test)]
 mod s51_tests;
+#[cfg(test)]
+mod s52_tests;

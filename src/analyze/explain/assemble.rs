@@ -866,6 +866,13 @@ fn is_library_noise(text: &str) -> bool {
     if crate::parse::text::is_glog_line(trimmed) {
         return true;
     }
+    // The error's own head as a CUDA extension prints it on the line above (the 3D Gaussian
+    // Splatting rasterizer's `CHECK_CUDA` of `diff_gaussian_rasterization`, copied by its forks:
+    // `[CUDA ERROR] in cuda_rasterizer/rasterizer_impl.cu`, then `Line 336: an illegal memory
+    // access was encountered`; session 52).
+    if trimmed.starts_with("[CUDA ERROR] in ") {
+        return true;
+    }
     // TensorFlow's own log lines between a program's (session 45).
     if crate::parse::text::is_tensorflow_log_line(trimmed) {
         return true;

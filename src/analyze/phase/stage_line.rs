@@ -453,6 +453,19 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
         ],
         &["embeddings", "embedding vectors", "features"],
     ),
+    // A similarity search over an index announced (`[utils.faiss_mat][INFO] - Finding nearest
+    // neighbors.`, facebookresearch/faiss#3049; `searching nearest neighbours for 4096
+    // queries`): the index queried, as a served search is read (session 52).
+    (
+        Phase::Inference,
+        &["finding", "searching", "computing"],
+        &[
+            "nearest neighbors",
+            "nearest neighbours",
+            "nearest neighbor",
+            "nearest neighbour",
+        ],
+    ),
     // A VAE's (or an audio codec's) decode of generated latents, done in tiles (`[VAE] Tiled
     // decode: 6 tiles (chunk=1024, overlap=64)`, `Decoding latents`): a generation's last pass.
     (Phase::Inference, &["tiled"], &["decode", "decoding"]),

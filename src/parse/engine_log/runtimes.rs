@@ -223,8 +223,13 @@ fn ort_run_begins(text: &str, facts: &mut LineFacts) {
 /// by the Python `InferenceSession.__init__` → `_create_inference_session`): the model is
 /// being loaded onto the device.
 fn ort_initialization(text: &str, facts: &mut LineFacts) {
-    if has(text, "Exception during initialization: ")
-        && (has(text, "onnxruntime") || has(text, "inference_session.cc"))
+    // (The status's head alone on its line when a console wraps it: `RUNTIME_EXCEPTION :
+    // Exception during initialization: ` and the arena's path on the next line,
+    // huggingface/optimum#1069.)
+    if has(text, "Exception during initialization:")
+        && (has(text, "onnxruntime")
+            || has(text, "inference_session.cc")
+            || has(text, "[ONNXRuntimeError]"))
     {
         facts.failed_phase_hint = Some(Phase::WeightsLoad);
     }

@@ -26,6 +26,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Inferred max batch total tokens:", max_batch_total_tokens),
     rule("KV-cache blocks:", kv_blocks),
     rule("Cuda Graphs are enabled for sizes", cuda_graphs),
+    rule("Decode cuda graph warmup failed", cuda_graph_warmup_failed),
     rule(": Connected", connected),
     rule("failed to start", failed),
     rule("Error: ShardCannotStart", failed),
@@ -193,6 +194,15 @@ fn cuda_graphs(_text: &str, facts: &mut LineFacts) {
         Phase::CudaGraphCapture,
         EventFigures::default(),
     );
+}
+
+/// TGI 2.x `server/text_generation_server/models/flash_causal_lm.py` `warmup`: an exception in
+/// `cuda_graph_warmup` (the decode graphs captured for each batch size) is logged as "Decode
+/// cuda graph warmup failed" before it is raised (huggingface/text-generation-inference#1695):
+/// the capture failed.
+fn cuda_graph_warmup_failed(_text: &str, facts: &mut LineFacts) {
+    tgi(facts);
+    facts.failed_phase_hint = Some(Phase::CudaGraphCapture);
 }
 
 fn connected(text: &str, facts: &mut LineFacts) {

@@ -41,9 +41,10 @@ fn xla_status(line: &str) -> bool {
 
 fn ort_arena(message: &OomMessage) -> bool {
     message.kind == OomKind::OtherGpuOom
-        && message
+        && (message
             .text
             .contains("Failed to allocate memory for requested buffer of size")
+            || message.text.contains("is smaller than requested bytes of"))
 }
 
 /// JAX or XLA shown running on the CPU platform.

@@ -156,6 +156,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(found) = regex!(r"Cuda Error in allocate: 2\b").find(text) {
         return Some((Family::CudaError, found.start()));
     }
+    // TensorRT-LLM's Python runtime (`tensorrt_llm/runtime/generation.py` `CUASSERT`, 0.5–0.1x:
+    // `RuntimeError(f"CUDA ERROR: {err}, error code reference: …cudaError_t")` with the
+    // cuda-python status as a number): 2 is `cudaErrorMemoryAllocation`
+    // (NVIDIA/TensorRT-LLM#788, session 52).
+    if let Some(found) = regex!(r"\bCUDA ERROR: 2, error code reference").find(text) {
+        return Some((Family::CudaError, found.start()));
+    }
     if let Some(position) = wrapped_runtime_error(text) {
         return Some((Family::CudaError, position));
     }

@@ -133,6 +133,18 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // allocation is thrown as `OPENVINO_THROW("[GPU] out of GPU resources")`): the device's
     // memory, as the plugin words it (immich's and Frigate's OpenVINO execution provider relay
     // it). Only with the plugin's tag: `ran out of GPU resources` in prose is a scheduler's.
+    // llama.cpp's OpenCL back end of 2023 (`ggml-opencl.cpp` `CL_CHECK`: "ggml_opencl: %s error
+    // %d at %s:%d", the call and OpenCL's status) and CLBlast under it (koboldcpp: "CLBlast:
+    // OpenCL error: clEnqueueNDRangeKernel: -4"): -4 is `CL_MEM_OBJECT_ALLOCATION_FAILURE`, -5
+    // `CL_OUT_OF_RESOURCES` (`cl.h`), the device's memory refused (llama.cpp#2829, koboldcpp#100;
+    // session 52).
+    if let Some(found) =
+        regex!(r"(?:ggml_opencl: .* error -[45] at \S*ggml-opencl|OpenCL error: \w+: -[45]\b)")
+            .find(text)
+    {
+        let begin = back_to(text, found.start(), "ggml_opencl:");
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
     if let Some(position) = find(text, "[GPU] out of GPU resources") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
@@ -195,7 +207,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // MODULE:PT_DEVMEM Allocation failed for size::939524096 (896)MB`, the exact request in
     // bytes, then in MiB (the words accelerate's `utils/memory.py` `should_reduce_batch_size`
     // matches as the HPU's OOM; HabanaAI/vllm-fork's README quotes the line).
-    if let Some(position) = find(text, "PT_DEVMEM Allocation failed") {
+    // (Its older bridge and the Synapse helper say the same of the device's memory: `MODULE:DEVMEM
+    // Allocation failed for size::1646821376`, huggingface/optimum-habana#52; `MODULE:SYNHELPER
+    // workspace Allocation of size ::14493510400 failed!`, HabanaAI/Model-References#10.)
+    if let Some(position) = find(text, "DEVMEM Allocation failed")
+        .or_else(|| find(text, "workspace Allocation of size"))
+    {
         let begin = back_to(text, position, "FATAL ERROR");
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
     }
@@ -400,7 +417,8 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
         )
     })
     .or_else(|| integer_of(regex!(r"plusallocsize:(\d+)ismorethantotalmemsize"), squeezed))
-    .or_else(|| integer_of(regex!(r"PT_DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
+    .or_else(|| integer_of(regex!(r"DEVMEMAllocationfailedforsize::(\d+)"), squeezed))
+    .or_else(|| integer_of(regex!(r"workspaceAllocationofsize::(\d+)failed"), squeezed))
     .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"Errorallocating(\d+)bytesofdevicememory"), squeezed))
     .or_else(|| integer_of(regex!(r"Can'tallocate(\d+)bytesondevice"), squeezed))

@@ -50,16 +50,32 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // ONNX Runtime (`onnxruntime/core/framework/bfc_arena.cc` `BFCArena::Extend`, 1.x): "Failed
     // to allocate memory for requested buffer of size N", raised through `RUNTIME_EXCEPTION :
     // Non-zero status code returned while running Conv node. … Status Message: …`.
+    // The same arena when a memory limit was set on the provider (`gpu_mem_limit`, or one the
+    // app chose): `BFCArena::AllocateRawInternal` "Available memory of N is smaller than
+    // requested bytes of M" (1.x), the arena's budget spent rather than the device's memory.
+    let arena_limit = find(text, "is smaller than requested bytes of")
+        .filter(|&position| text[..position].contains("Available memory of"));
     if let Some(position) = find(
         text,
         "Failed to allocate memory for requested buffer of size",
-    ) {
+    )
+    .or(arena_limit)
+    {
         // From the status's head, else the line's start: the provider named before it decides
         // whose memory ([`parse`]).
         let begin = text[..position]
             .rfind("[ONNXRuntimeError]")
             .unwrap_or_else(|| line_start(text));
         return Some((Family::Framework(FrameworkKind::OnnxRuntime), begin));
+    }
+    // XLA's GPU executable placing a program's constants on the device (`xla/service/gpu/
+    // gpu_executable.cc` `ResolveConstantGlobals`: "Failed to allocate %d bytes for new
+    // constant", raised as `INTERNAL:`; octo-models/octo#22, session 52).
+    if let Some(found) = regex!(r"Failed to allocate \d+ bytes for new constant").find(text) {
+        return Some((
+            Family::Framework(FrameworkKind::Xla),
+            xla_begin(text, found.start()),
+        ));
     }
     // XLA first: its cuMemAllocAsync line also holds `CUDA_ERROR_OUT_OF_MEMORY`.
     for needle in [
@@ -647,11 +663,18 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
             } else {
                 Parsed::new(OomKind::OtherGpuOom, true)
             };
-            parsed.figures.tried_to_allocate_bytes = integer_of(
+            let requested = integer_of(
                 regex!(r"Failedtoallocatememoryforrequestedbufferofsize(\d+)"),
                 squeezed,
             )
+            .or_else(|| integer_of(regex!(r"issmallerthanrequestedbytesof(\d+)"), squeezed))
             .map(Bytes);
+            // The host's request is the host's figure (as the CPU-platform judgement moves it).
+            if host {
+                parsed.details.host_required_bytes = requested;
+            } else {
+                parsed.figures.tried_to_allocate_bytes = requested;
+            }
             parsed
         }
         FrameworkKind::Nd4j => {
@@ -806,6 +829,7 @@ fn parse_xla(s: &str) -> Parsed {
                     s,
                 )
             })
+            .or_else(|| integer_of(regex!(r"Failedtoallocate(\d+)bytesfornewconstant"), s))
             .map(Bytes)
             .or_else(|| {
                 regex!(r"(?:trying|failed)toallocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B|bytes)?)(?:[^\d.]|\.(?:\D|$)|$)")

@@ -264,6 +264,9 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("than buffer maximum", Message),
         // Intel Gaudi's device memory (devices.rs).
         ("PT_DEVMEM Allocation failed", Message),
+        // (Its older bridge and the Synapse helper, in reports: devices.rs.)
+        ("MODULE:DEVMEM Allocation", Words),
+        ("SYNHELPER workspace", Words),
         // Huawei Ascend: CANN's device allocation failure and MindSpore's memory pool
         // (devices.rs).
         ("Memory_Allocation_Failure", Message),
@@ -370,6 +373,14 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // JAX/XLA, TensorFlow, HIP runtime, cuDNN, TensorRT, CuPy (frameworks.rs; the others hold
         // `out of memory`, `Out of memory` or `OUT_OF_MEMORY`).
         ("Failed to allocate", Message),
+        // TensorRT-LLM's `CUASSERT` with the CUDA status 2 (cuda.rs) and ONNX Runtime's arena at
+        // its memory limit (frameworks.rs): a script's or an app's failure, read in reports and
+        // long logs' parsed parts (their anchors would cost the failure search too much).
+        ("CUDA ERROR: 2,", Words),
+        ("smaller than requested bytes", Words),
+        // llama.cpp's OpenCL back end and CLBlast with OpenCL's status (devices.rs).
+        ("at ggml-opencl", Words),
+        ("OpenCL error: ", Words),
         ("OOM when allocating", Message),
         // Also an exception's class cut short (`torch.cuda.OutOfMem`, `OutOfMemoryErro`).
         ("OutOfMem", Message),

@@ -336,6 +336,8 @@ mod s50_tests;
 #[cfg(test)]
 mod s51_tests;
 #[cfg(test)]
+mod s52_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -387,6 +387,13 @@ pub(super) fn loads_a_library(after: &str) -> bool {
             | "dlls"
             | "extension"
             | "kernel32"
+            // A compiled kernel image the CUDA driver loads (XLA's `Failed to load in-memory
+            // CUBIN: CUDA_ERROR_ILLEGAL_ADDRESS`, sokrypton/ColabFold#33; `cuModuleLoad` of a
+            // PTX or fatbin).
+            | "in-memory"
+            | "cubin"
+            | "ptx"
+            | "fatbin"
     ) || rest.starts_with("any of {")
         || rest.starts_with("any of [")
         || (first.starts_with("lib") && (first.contains(".so") || first.contains(".dll")))

@@ -15,6 +15,11 @@ pub(super) const CONVERSIONS: &[FrameRule] = &[
     // `write_tensors` in older ones) converts the checkpoint's tensors to GGUF. ---
     r("", "convert_hf_to_gguf.py", F, Stage, "llamacpp"),
     r("", "convert-hf-to-gguf.py", F, Stage, "llamacpp"),
+    // --- mergekit 0.x (`mergekit/merge.py` `run_merge` → `graph.py` `Executor.run` → the
+    // method's task, `merge_methods/*.py` `execute`: task arithmetic, TIES, DARE, DELLA, SLERP
+    // combine the models' tensors into one checkpoint; arcee-ai/mergekit#420, session 52). ---
+    r("run_merge", "mergekit/", F, Stage, "mergekit"),
+    r("", "mergekit/merge_methods/", F, Stage, "mergekit"),
     // --- AutoGPTQ 0.x `auto_gptq/modeling/_base.py` `BaseGPTQForCausalLM.quantize` and
     // `quantization/gptq.py` `GPTQ.fasterquant`; GPTQModel 1.x–4.x `gptqmodel/models/base.py`
     // `BaseGPTQModel.quantize`; AutoAWQ 0.x `awq/models/base.py` `BaseAWQForCausalLM.quantize`

@@ -172,6 +172,22 @@ pub(super) const AI_MODELS: &[FrameRule] = &[
     // self.model(…)`, a jitted apply or an ONNX session's run) and saves it: what no deeper
     // frame shows is the forecast. ---
     r("run", "ai_models_", I, Wrapper, "ai-models"),
+    // --- Protein structure prediction. AlphaFold 2.x `run_alphafold.py` `predict_structure`
+    // (after the MSA and template search, each model's `model_runner.process_features` then
+    // `predict`: `alphafold/model/model.py` `RunModel.predict`, the jitted forward), the same
+    // function in ColabFold's `colabfold/batch.py` and its notebooks, and AlphaFold 3
+    // `run_alphafold.py` `predict_structure` (→ `ModelRunner.run_inference`, a rule of its own
+    // name for any program); the parameters read by `alphafold/model/data.py`
+    // `get_model_haiku_params` (session 52). ---
+    r("predict_structure", "", I, Serve, "alphafold"),
+    r("predict", "alphafold/model/model.py", I, Serve, "alphafold"),
+    r(
+        "get_model_haiku_params",
+        "alphafold/model/data.py",
+        W,
+        Stage,
+        "alphafold",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).

@@ -203,6 +203,19 @@ pub(super) const NATIVE_BACKTRACES: &[FrameRule] = &[
         Stage,
         "tensorrt_llm",
     ),
+    // TensorRT-LLM 0.9–0.1x C++ batch manager (`cpp/tensorrt_llm/batch_manager/
+    // trtGptModelInflightBatching.cpp` `TrtGptModelInflightBatching::forwardAsync` →
+    // `runtimeBuffers.cpp` `RuntimeBuffers::prepareStep`): the buffers of the step the
+    // in-flight batch runs next (`Encountered an error in forwardAsync function`,
+    // NVIDIA/TensorRT-LLM#2335).
+    r(
+        "TrtGptModelInflightBatching::forwardAsync",
+        "",
+        I,
+        Serve,
+        "tensorrt_llm",
+    ),
+    r("RuntimeBuffers::prepareStep", "", I, Serve, "tensorrt_llm"),
     r("Loader::load_model_from_path", "", W, Stage, "mistralrs"),
     r("Loader::load_model_from_hf", "", W, Stage, "mistralrs"),
     r(
@@ -212,6 +225,19 @@ pub(super) const NATIVE_BACKTRACES: &[FrameRule] = &[
         Stage,
         "mistralrs",
     ),
+    // mistral.rs 0.1–0.6 serving: the engine's loop (`mistralrs-core/src/engine/mod.rs`
+    // `Engine::run`) schedules the requests and runs a step of the pipeline on them
+    // (`pipeline/mod.rs` `Pipeline::step` → the model's `forward_inputs`), as the backtrace of
+    // mistral.rs#651 shows them (session 52).
+    r(
+        "Pipeline::forward_inputs",
+        "<native>",
+        I,
+        Serve,
+        "mistralrs",
+    ),
+    r("Pipeline::step", "<native>", I, Serve, "mistralrs"),
+    r("Engine::run", "<native>", I, Serve, "mistralrs"),
     // vllm.rs (guoqingbao/vllm.rs, Rust on candle, 2025–2026) `src/core/runner.rs`:
     // `ModelRunner::new` builds the model, then `ModelRunner::init_kv_cache` allocates the
     // cache's key and value tensors (`Tensor::zeros` per layer) for the blocks the engine
@@ -390,6 +416,15 @@ pub(super) const VLLM_SGLANG_TGI: &[FrameRule] = &[
     r("kernel_warmup", "", P, Stage, "sglang"),
     r("init_memory_pool", "", K, Stage, "sglang"),
     r("_create_buffers", "mem_cache", K, Stage, "sglang"),
+    // (The Ascend NPU's pools of 0.5.x, `srt/hardware_backend/npu/memory_pool_npu.py`, make
+    // theirs in the same method: gpustack/gpustack#4761.)
+    r(
+        "_create_buffers",
+        "sglang/srt/hardware_backend/",
+        K,
+        Stage,
+        "sglang",
+    ),
     r("init_cuda_graphs", "", G, Stage, "sglang"),
     r("init_device_graphs", "", G, Stage, "sglang"),
     r("capture_one_batch_size", "", G, Stage, "sglang"),
@@ -495,6 +530,16 @@ pub(super) const TRTLLM: &[FrameRule] = &[
         "tensorrt_llm",
     ),
     r("from_engine", "tensorrt_llm/", W, Stage, "tensorrt_llm"),
+    // The Python session (`runtime/generation.py` 0.5–0.1x `GenerationSession.__init__` →
+    // `_Runtime.__init__` → `__prepare`: the engine deserialised onto the GPU and its device
+    // memory taken), as the examples' `run.py` build one per engine (NVIDIA/TensorRT-LLM#788).
+    r(
+        "__prepare",
+        "tensorrt_llm/runtime/generation.py",
+        W,
+        Stage,
+        "tensorrt_llm",
+    ),
     r(
         "setup",
         "tensorrt_llm/runtime/generation.py",

@@ -439,6 +439,21 @@ pub fn words_phase(text: &str) -> Option<Phase> {
     let training = has(TRAINING);
     let inference = has(INFERENCE);
     let load = has(LOADING) && has(LOADED);
+    // A quantizer's pass named alone (llm-awq's `Running AWQ...` bar, `quantizing layers`,
+    // GPTQ's calibration): the weights being converted (session 52). With a training's,
+    // an inference's or a load's words it names one of those (quantization-aware training).
+    const CONVERTING: &[&str] = &[
+        "quantize",
+        "quantizing",
+        "quantising",
+        "quantization",
+        "awq",
+        "gptq",
+        "calibrating",
+    ];
+    if has(CONVERTING) && !training && !inference && !load {
+        return Some(Phase::FormatConversion);
+    }
     one_stage(training, inference, load)
 }
 

@@ -358,8 +358,16 @@ pub(super) fn lightning_bar(text: &str, facts: &mut LineFacts) {
     }
 }
 
-pub(super) fn diffusers_code(_text: &str, facts: &mut LineFacts) {
-    facts.engine(EngineName::Diffusers, Certainty::Weak);
+pub(super) fn diffusers_code(text: &str, facts: &mut LineFacts) {
+    // A diffusers class names its pipeline (`StableDiffusionPipeline`, `FluxPipeline`); a bare
+    // `Pipeline.from_pretrained(` is another library's (pyannote.audio's `Pipeline`, session 52).
+    let bare_pipeline = text.contains("Pipeline.from_pretrained(")
+        && !text
+            .match_indices("Pipeline.from_pretrained(")
+            .any(|(at, _)| text[..at].ends_with(|c: char| c.is_ascii_alphanumeric()));
+    if !bare_pipeline {
+        facts.engine(EngineName::Diffusers, Certainty::Weak);
+    }
 }
 
 pub(super) fn epoch_meter(text: &str, facts: &mut LineFacts) {

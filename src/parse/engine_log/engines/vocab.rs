@@ -770,7 +770,17 @@ pub(super) fn engine_in_prose(text: &str, facts: &mut LineFacts) {
                 .any(|words| before.ends_with(words))
             })
         };
-        let compared = |name: &&str| other_engine(name) || used_before(name);
+        // A file format named after the program (`from the original YOLOv5 format to COCO
+        // format`, `a checkpoint in diffusers format`): the data's layout, not the program
+        // that ran (session 52).
+        let a_format = |name: &&str| {
+            line.match_indices(*name).all(|(at, _)| {
+                let rest = line[at + name.len()..].trim_start();
+                rest.get(..6)
+                    .is_some_and(|word| word.eq_ignore_ascii_case("format"))
+            })
+        };
+        let compared = |name: &&str| other_engine(name) || used_before(name) || a_format(name);
         if spellings
             .iter()
             .any(|name| word(line, name) && !(framework && asked(name)) && !compared(name))

@@ -68,11 +68,15 @@ pub(super) fn type_and_method(symbol: &str) -> Option<String> {
     }
     let mut plain = String::with_capacity(name.len());
     let mut depth = 0usize;
+    // (A C++ ABI tag is no part of the name: `RuntimeBuffers::prepareStep[abi:cxx11]`.)
+    let mut tag = false;
     for c in name.chars() {
         match c {
             '<' => depth += 1,
             '>' => depth = depth.saturating_sub(1),
-            _ if depth == 0 => plain.push(c),
+            '[' if depth == 0 => tag = true,
+            ']' if tag => tag = false,
+            _ if depth == 0 && !tag => plain.push(c),
             _ => {}
         }
     }
@@ -237,7 +241,13 @@ pub(super) fn rust_frame(text: &str, facts: &mut LineFacts) {
     let symbol = symbol.trim_end();
     // One path, or `<X as Trait>::method`: no other spaces.
     let spaces_ok = symbol.starts_with('<') || !symbol.contains(' ');
-    if !spaces_ok || !symbol.contains("::") || symbol.contains("::{{closure}}") {
+    // An async function's body runs as its closure (`mistralrs_core::engine::Engine::run::
+    // {{closure}}`, mistral.rs#651): the frame is the function's.
+    let mut symbol = symbol;
+    while let Some(outer) = symbol.strip_suffix("::{{closure}}") {
+        symbol = outer;
+    }
+    if !spaces_ok || !symbol.contains("::") || symbol.contains("{{closure}}") {
         return;
     }
     if let Some(function) = type_and_method(symbol) {

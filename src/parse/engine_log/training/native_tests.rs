@@ -76,7 +76,7 @@ fn frames_of_cpp_and_rust_backtraces() {
         parse_line_scan("[12] freed 0x7f01 block at tensorrt").frame,
         None
     );
-    // Rust: a trait method is named by its trait; a closure and a log path name nothing.
+    // Rust: a trait method is named by its trait; a log path names nothing.
     let line = "   4: <mistralrs_core::pipeline::normal::NormalLoader as \
                 mistralrs_core::pipeline::loaders::Loader>::load_model_from_path";
     assert_eq!(
@@ -89,9 +89,26 @@ fn frames_of_cpp_and_rust_backtraces() {
         parse_line_scan(line).frame.unwrap().0,
         "DeviceMappedModelLoader::get_device_layers".to_string()
     );
+    // An async function's body runs as its closure: the frame is the function's.
     assert_eq!(
-        parse_line_scan("   6: mistralrs_server::main::{{closure}}").frame,
-        None
+        parse_line_scan("   6: mistralrs_server::main::{{closure}}")
+            .frame
+            .unwrap()
+            .0,
+        "mistralrs_server::main".to_string()
+    );
+    assert_eq!(
+        parse_line_scan("  11: mistralrs_core::engine::Engine::run::{{closure}}::{{closure}}")
+            .frame
+            .unwrap()
+            .0,
+        "Engine::run".to_string()
+    );
+    // A C++ ABI tag is no part of the name.
+    let line = "4       0x7f1ddd8c1618                 tensorrt_llm::batch_manager::RuntimeBuffers::prepareStep[abi:cxx11](int) + 1212";
+    assert_eq!(
+        parse_line_scan(line).frame.unwrap().0,
+        "RuntimeBuffers::prepareStep".to_string()
     );
     assert_eq!(
         parse_line_scan(
