@@ -103,3 +103,66 @@ fn a_cuda_extensions_error_head_stands_between_the_bar_and_its_error() {
                 encountered\n";
     assert_eq!(phase(text), Phase::TrainingStep);
 }
+
+#[test]
+fn the_reporters_words_of_this_session_name_their_stage() {
+    use super::s42_tests::phase_of;
+    assert_eq!(
+        phase_of("out of memory issues when instantiating TimeMoeForPrediction"),
+        Phase::WeightsLoad
+    );
+    assert_eq!(
+        phase_of("getting OOM when Initializing Ref Model"),
+        Phase::WeightsLoad
+    );
+    assert_eq!(phase_of("It happens during VAE encode"), Phase::Inference);
+    assert_eq!(
+        phase_of("Conv2conv out of memory at validation time"),
+        Phase::Inference
+    );
+    // A general case stays one (`for example`).
+    assert_eq!(
+        phase_of("Happens for example during VAE encode"),
+        Phase::Unknown
+    );
+}
+
+#[test]
+fn a_quantizers_bar_and_tgis_graph_warm_up_name_their_stage() {
+    let bar = format!("Running AWQ...:  19%|██        | 6/32 [01:02<04:30, 10.4s/it]\n{MESSAGE}");
+    assert_eq!(phase(&bar), Phase::FormatConversion);
+    let tgi = "2024-04-02T17:31:23.524470Z ERROR text_generation_launcher: Decode cuda graph \
+               warmup failed\nTraceback (most recent call last):\n  File \
+               \"/opt/conda/lib/python3.10/site-packages/text_generation_server/models/\
+               flash_causal_lm.py\", line 822, in warmup\n    self.cuda_graph_warmup(bs, \
+               max_s, max_bt)\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to \
+               allocate 20.00 MiB\n";
+    assert_eq!(phase(tgi), Phase::CudaGraphCapture);
+}
+
+#[test]
+fn a_format_named_after_a_program_and_a_bare_pipeline_name_no_engine() {
+    use crate::model::failure::EngineName;
+    let format = format!(
+        "I converted the annotations from the original YOLOv5 format to COCO format.\n\n{MESSAGE}"
+    );
+    assert_ne!(explain_text(&format).engine.name, EngineName::Ultralytics);
+    let pyannote = format!(
+        "pipeline = Pipeline.from_pretrained(\"pyannote/speaker-diarization@2022.07\")\n\
+         {MESSAGE}"
+    );
+    assert_ne!(explain_text(&pyannote).engine.name, EngineName::Diffusers);
+    let diffusers = format!(
+        "pipe = StableDiffusionXLPipeline.from_pretrained(\"stabilityai/sdxl\")\n{MESSAGE}"
+    );
+    assert_eq!(explain_text(&diffusers).engine.name, EngineName::Diffusers);
+}
+
+#[test]
+fn real_esrgans_per_image_line_is_inference() {
+    let text = format!("Testing 0 Kermit_T_Soviet_Guard\n{MESSAGE}");
+    assert_eq!(phase(&text), Phase::Inference);
+    // A count of tests is no input being run.
+    let tests = format!("testing sanity checks on 4 files\n{MESSAGE}");
+    assert_eq!(phase(&tests), Phase::Unknown);
+}

@@ -622,6 +622,17 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
     {
         return Some((Phase::TrainingStep, message));
     }
+    // Real-ESRGAN's `inference_realesrgan.py` (`print('Testing', idx, imgname)`: `Testing 0
+    // Kermit_T_Soviet`), the input's index then its name: the model applied to that input
+    // (xinntao/Real-ESRGAN#437, session 52).
+    if verb == "testing"
+        && words
+            .get(1)
+            .is_some_and(|index| index.bytes().all(|b| b.is_ascii_digit()))
+        && words.len() >= 3
+    {
+        return Some((Phase::Inference, message));
+    }
     let phase = STAGES.iter().find_map(|(phase, verbs, objects)| {
         if !verbs.contains(&verb) {
             return None;

@@ -843,6 +843,18 @@ pub fn tvm_runtime_error(text: &str, exception: Option<&str>) -> bool {
 /// `ResourceExhaustedError` / `OOM when allocating tensor`.
 pub fn engine_of_message(text: &str, exception: Option<&str>) -> Option<EngineName> {
     let exception = exception.unwrap_or("");
+    // An optional back end an app could not import (MinerU's `import tensorrt_llm failed, if do
+    // not use tensorrt, ignore this message`, session 52) did not run.
+    let import_failed = text.match_indices("import ").any(|(at, _)| {
+        let rest = &text[at + "import ".len()..];
+        let name = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .unwrap_or(rest.len());
+        name > 0 && rest[name..].starts_with(" failed")
+    });
+    if import_failed {
+        return None;
+    }
     if has(text, "[TensorRT-LLM]") || has(text, "tensorrt_llm") || has(text, "[TRT-LLM]") {
         return Some(EngineName::TensorrtLlm);
     }

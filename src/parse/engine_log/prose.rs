@@ -515,6 +515,18 @@ pub(super) const MARKERS: &[&str] = &[
     "apturing the",
     "odel is initiali",
     "nitializing the model",
+    // Session 52: a model instantiated, an RL job's reference model set up, a VAE's pass, a
+    // validation run (`analyze::phase::prose`).
+    "hen instantiating",
+    "hile instantiating",
+    "nstantiating the model",
+    "nitializing ref model",
+    "nitializing Ref Model",
+    "nitializing the ref",
+    "nitializing the Ref",
+    "uring vae",
+    "uring VAE",
+    "t validation time",
     "peed initialization",
     "ngine initialization",
     "nitialising the model",

@@ -1011,4 +1011,18 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("while retraining", Phase::TrainingStep),
     ("when i quantize", Phase::FormatConversion),
     ("when i try to quantize", Phase::FormatConversion),
+    // Session 52: a model built by its class (`out-of-memory issues when instantiating
+    // TimeMoeForPrediction`) or an RL job's reference model set up (`getting "OOM" when
+    // Initializing Ref Model (Actor Model initialized perfectly)`) → the weights placed; a
+    // VAE's pass of a generation (`Happens for example during VAE encode`) and a validation run
+    // (`Conv2conv out of memory at validation time`) → inference.
+    ("when instantiating", Phase::WeightsLoad),
+    ("while instantiating", Phase::WeightsLoad),
+    ("instantiating the model", Phase::WeightsLoad),
+    ("initializing ref model", Phase::WeightsLoad),
+    ("initializing the ref model", Phase::WeightsLoad),
+    ("initializing the reference model", Phase::WeightsLoad),
+    ("during vae encode", Phase::Inference),
+    ("during vae decode", Phase::Inference),
+    ("at validation time", Phase::Inference),
 ];
