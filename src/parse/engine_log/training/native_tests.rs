@@ -105,7 +105,8 @@ fn frames_of_cpp_and_rust_backtraces() {
         "Engine::run".to_string()
     );
     // A C++ ABI tag is no part of the name.
-    let line = "4       0x7f1ddd8c1618                 tensorrt_llm::batch_manager::RuntimeBuffers::prepareStep[abi:cxx11](int) + 1212";
+    let line = "4       0x7f1ddd8c1618 tensorrt_llm::batch_manager::RuntimeBuffers::\
+                prepareStep[abi:cxx11](int) + 1212";
     assert_eq!(
         parse_line_scan(line).frame.unwrap().0,
         "RuntimeBuffers::prepareStep".to_string()
