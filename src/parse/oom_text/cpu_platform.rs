@@ -41,10 +41,9 @@ fn xla_status(line: &str) -> bool {
 
 fn ort_arena(message: &OomMessage) -> bool {
     message.kind == OomKind::OtherGpuOom
-        && (message
-            .text
-            .contains("Failed to allocate memory for requested buffer of size")
-            || message.text.contains("is smaller than requested bytes of"))
+        && super::frameworks::ORT_ARENA_WORDINGS
+            .iter()
+            .any(|wording| message.text.contains(wording))
 }
 
 /// JAX or XLA shown running on the CPU platform.

@@ -30,6 +30,13 @@ use crate::model::failure::{EngineName, OomKind};
 use crate::model::gpu::CudaOrdinal;
 use crate::model::Bytes;
 
+/// ONNX Runtime's BFC arena refusing a request (`bfc_arena.cc`): the arena could not grow, or
+/// it reached the limit set on the provider.
+pub(super) const ORT_ARENA_WORDINGS: [&str; 2] = [
+    "Failed to allocate memory for requested buffer of size",
+    "is smaller than requested bytes of",
+];
+
 /// Where a framework family starts on this line.
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // PaddlePaddle (`paddle/fluid/memory/allocation/cuda_allocator.cc` `CUDAAllocator::
@@ -53,14 +60,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // The same arena when a memory limit was set on the provider (`gpu_mem_limit`, or one the
     // app chose): `BFCArena::AllocateRawInternal` "Available memory of N is smaller than
     // requested bytes of M" (1.x), the arena's budget spent rather than the device's memory.
-    let arena_limit = find(text, "is smaller than requested bytes of")
-        .filter(|&position| text[..position].contains("Available memory of"));
-    if let Some(position) = find(
-        text,
-        "Failed to allocate memory for requested buffer of size",
-    )
-    .or(arena_limit)
-    {
+    let [extend, limit] = ORT_ARENA_WORDINGS;
+    if let Some(position) = find(text, extend).or_else(|| {
+        find(text, limit).filter(|&position| text[..position].contains("Available memory of"))
+    }) {
         // From the status's head, else the line's start: the provider named before it decides
         // whose memory ([`parse`]).
         let begin = text[..position]
