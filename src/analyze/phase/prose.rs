@@ -768,7 +768,11 @@ pub fn stage_for(
     for prose in lines {
         let text = prose.text.as_str();
         // A quoted line (`> …`) is another person's words.
-        if is_log_output(text) || text.trim_start().starts_with('>') || script_comment(prose) {
+        if is_log_output(text)
+            || text.trim_start().starts_with('>')
+            || script_comment(prose)
+            || expected_behaviour(prose)
+        {
             continue;
         }
         let (joined, span) = paragraph(prose);
@@ -1190,6 +1194,38 @@ pub fn fill_unknown(report: &mut PhaseReport, lines: &[ProseLine], host_memory: 
     } else {
         None
     };
+}
+
+/// A line under an issue form's "Expected behavior" heading (`**Expected behavior**`, `###
+/// Expected Behavior`, `Expected behaviour:`), or one led by those words: what the reporter
+/// wanted to happen (`If the model fits the vram initially during training, no OOM error during
+/// validation`), not where it failed.
+fn expected_behaviour(prose: &ProseLine) -> bool {
+    let heading = |text: &str| {
+        let words = text
+            .trim()
+            .trim_start_matches(['#', '*', '_', ' '])
+            .trim_end_matches(['*', '_', ':', ' '])
+            .to_ascii_lowercase();
+        matches!(
+            words.as_str(),
+            "expected behavior" | "expected behaviour" | "expected result" | "expected results"
+        )
+    };
+    let led = |text: &str| {
+        let lower = text
+            .trim_start()
+            .trim_start_matches(['#', '*', '_', ' '])
+            .to_ascii_lowercase();
+        ["expected behavior", "expected behaviour", "expected result"]
+            .iter()
+            .any(|words| {
+                lower
+                    .strip_prefix(words)
+                    .is_some_and(|rest| rest.trim_start_matches(['*', '_', 's']).starts_with(':'))
+            })
+    };
+    prose.before.as_deref().is_some_and(heading) || led(&prose.text)
 }
 
 /// Whether the reporter says the model runs on the CPU (`I am using my CPU instead of my GPU`,

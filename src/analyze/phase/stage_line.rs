@@ -26,6 +26,15 @@ fn message(text: &str) -> Option<&str> {
         return None;
     }
     let trimmed = text.trim();
+    // absl's and glog's prefix (`I1207 10:00:00.123456 140245 run_alphafold.py:198] Running
+    // model model_1 on T1050`: the level's letter and the date, the time, the thread, the file
+    // and its line, then `] `); an error's or a fatal's line (`E`, `F`) reports a failure.
+    if crate::parse::text::is_glog_line(trimmed) {
+        let (_, rest) = trimmed.split_once("] ")?;
+        return trimmed
+            .starts_with(['I', 'W'])
+            .then(|| without_tag(rest.trim()));
+    }
     let level = trimmed
         .match_indices(|c: char| c.is_ascii_uppercase())
         .find_map(|(at, _)| {
@@ -66,6 +75,14 @@ fn message(text: &str) -> Option<&str> {
         };
         return Some(without_tag(message));
     };
+    // The level inside one bracketed prefix with the time and the source (`[01-23
+    // 23:32:27|INFO|cosmos1/…/world_generation_pipeline.py:414:generate] Run generation`: NVIDIA
+    // Cosmos's `log.py`): the message follows the bracket.
+    if trimmed.starts_with('[') {
+        if let Some(close) = trimmed.find("] ").filter(|close| *close > after) {
+            return Some(without_tag(trimmed[close + 2..].trim()));
+        }
+    }
     // The time after the level (vLLM's `INFO 12-04 14:43:06.832 [engine] …`, glog-like
     // formats).
     let rest = skip_stamps(trimmed[after..].trim_start_matches([' ', '-', '|', ']', ':']));
@@ -385,6 +402,7 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "evaluation",
             "eval",
             "inference",
+            "inferencing",
             "prediction",
             "predictions",
             "validation",
@@ -392,6 +410,32 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             // generate`: DeepSpeed's and transformers' `bloom-inference-scripts`; session 45).
             "generate",
             "generation",
+        ],
+    ),
+    // A harness's or a predictor's pass over its inputs (lm-evaluation-harness's `Running
+    // loglikelihood requests` / `Running generate_until requests`, `evaluator.py`; AlphaFold's
+    // `Running predict with shape(feat) = …`, `alphafold/model/model.py` `predict`).
+    (Phase::Inference, &["running"], &["requests", "predict"]),
+    // A renderer drawing what a trained scene or model shows (`Rendering test views`,
+    // `Rendering 120 frames`: NeRF and Gaussian-splatting scripts' `render.py`): the model
+    // applied to camera poses, no training step.
+    (
+        Phase::Inference,
+        &["rendering"],
+        &[
+            "views",
+            "view",
+            "frames",
+            "frame",
+            "images",
+            "image",
+            "video",
+            "videos",
+            "test",
+            "path",
+            "trajectory",
+            "novel",
+            "gaussians",
         ],
     ),
     (
@@ -633,6 +677,25 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
     {
         return Some((Phase::Inference, message));
     }
+    // The same stage begun in the imperative or the bare verb, its noun right after it (`Run
+    // generation`: NVIDIA Cosmos's `world_generation_pipeline.py` `generate`; OpenCompass's
+    // `Start inferencing [model/set]`, `icl_gen_inferencer.py`): the work follows the line. (Not
+    // another noun between: `Start epoch evaluation` names no pass begun.)
+    if matches!(verb, "run" | "start")
+        && words.get(1).is_some_and(|noun| {
+            matches!(
+                *noun,
+                "inference"
+                    | "inferencing"
+                    | "generation"
+                    | "evaluation"
+                    | "prediction"
+                    | "predictions"
+            )
+        })
+    {
+        return Some((Phase::Inference, message));
+    }
     let phase = STAGES.iter().find_map(|(phase, verbs, objects)| {
         if !verbs.contains(&verb) {
             return None;
@@ -655,7 +718,9 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
             })
             .then_some(*phase)
     });
-    let phase = phase.or_else(|| builds_a_model_class(&words).then_some(Phase::WeightsLoad))?;
+    let phase = phase
+        .or_else(|| builds_a_model_class(&words).then_some(Phase::WeightsLoad))
+        .or_else(|| runs_a_model_on_inputs(&words).then_some(Phase::Inference))?;
     // The training's data or set named, not the loop (`Starting training data preprocessing`).
     if phase == Phase::TrainingStep
         && words.windows(2).any(|pair| {
@@ -715,6 +780,18 @@ fn builds_a_model_class(words: &[&str]) -> bool {
     building && class
 }
 
+/// A named model run on a named input (AlphaFold's `run_alphafold.py` `predict_structure`:
+/// `Running model model_1_pred_0 on T1050`; `running model unet on 12 tiles`): the model applied,
+/// the preposition naming its input within the next words.
+fn runs_a_model_on_inputs(words: &[&str]) -> bool {
+    matches!(words, ["running", "model", ..])
+        && words
+            .iter()
+            .skip(2)
+            .take(OBJECT_WINDOW)
+            .any(|word| *word == "on")
+}
+
 /// Whether `line` is a detail of the stage `announced` on a line before it: both from one
 /// logger (the same prefix once its digits, the time, are set aside), and `line` neither reports
 /// a result nor starts a stage of its own (`- amp - INFO - casting model to float16`, then `-
@@ -738,12 +815,17 @@ pub fn details_stage(line: &str, announced: &str) -> bool {
     // `Creating embeddings. May take some minutes...`, then `Using embedded DuckDB with
     // persistence: data will be stored in: db`).
     let logged = LEVELS.iter().any(|level| a.contains(level));
-    let uses = a.is_empty() && b.is_empty() && message_line.starts_with("Using ");
+    // What the stage uses, logged from another function of the same program (`…:414:generate]
+    // Run generation`, then `…:313:_run_model_with_offload] Using input size of 9 frames`): a
+    // setting reported, no stage of its own.
+    let uses = message_line.starts_with("Using ")
+        && ((a.is_empty() && b.is_empty())
+            || (logged && LEVELS.iter().any(|level| b.contains(level))));
     let lower = message_line.to_ascii_lowercase();
     let result = lower
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .any(|word| FINISHED.contains(&word));
-    (logged || uses) && a == b && !result && stage_line_phase(line).is_none()
+    ((logged && a == b) || uses) && !result && stage_line_phase(line).is_none()
 }
 
 /// Whether `text[at..at + len]` stands as whole words.
@@ -787,6 +869,42 @@ mod tests {
         ] {
             assert_eq!(phase(line), Some(Phase::Profiling), "{line}");
         }
+    }
+
+    #[test]
+    fn runs_renders_and_harness_passes_announced_are_inference() {
+        for line in [
+            "I1207 10:00:00.123456 140245 run_alphafold.py:198] Running model model_1 on T1050",
+            "I1207 10:00:01.000000 140245 model.py:166] Running predict with shape(feat) = {}",
+            "12/07 10:00:00 - OpenCompass - INFO - Start inferencing [phi3/tydiqa]",
+            "[2025-01-08 10:00:00,000] [INFO] [world_generation_pipeline.py:414:generate] Run \
+             generation",
+            "Running loglikelihood requests",
+            "[01-23 23:32:27|INFO|cosmos1/inference/world_generation_pipeline.py:414:generate] \
+             Run generation",
+            "Rendering test views",
+            "Rendering 120 frames",
+        ] {
+            assert_eq!(phase(line), Some(Phase::Inference), "{line}");
+        }
+        // An error's glog line, a model run with no input named, a finished render: not read.
+        assert_eq!(
+            phase("E1207 10:00:00.123456 140245 run.py:12] Running model model_1 on T1050"),
+            None
+        );
+        assert_eq!(phase("Running model conversion"), None);
+        assert_eq!(phase("Rendering test views done"), None);
+        // What the stage uses, logged from another function: a detail of it; an error is not.
+        let announced = "[01-23 23:32:27|INFO|cosmos1/pipeline.py:414:generate] Run generation";
+        assert!(details_stage(
+            "[01-23 23:32:27|INFO|cosmos1/pipeline.py:313:_run_model_with_offload] Using input \
+             size of 9 frames",
+            announced
+        ));
+        assert!(!details_stage(
+            "[01-23 23:32:27|INFO|cosmos1/pipeline.py:313:_offload] Offloading the tokenizer",
+            announced
+        ));
     }
 
     #[test]

@@ -246,6 +246,9 @@ impl OomDetector {
                 pending.superseded
                     && line_no > pending.message.end_line
                     && pending.message.kind == OomKind::NamedWithoutMessage
+                    // A program's own line after its out-of-memory (fairseq's `ran out of
+                    // memory, skipping batch`) is no reporter's name for the error below it.
+                    && !mention::is_app_line(&pending.message.text)
             }) {
                 self.pending_warmup = None;
             }

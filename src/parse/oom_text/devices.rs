@@ -174,6 +174,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Memory_Allocation_Failure") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
+    // The same error under its bare code, as CANN 8.x's error manager prints it (`EL0004: [PID:
+    // 5536] 2025-11-10-01:25:11.770.501 Failed to allocate memory.`, relayed by vllm-ascend's
+    // workers and torch_npu).
+    if let Some(position) = find(text, "EL0004: ") {
+        if find(&text[position..], "Failed to allocate memory").is_some() {
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+        }
+    }
     if let Some(position) = find(text, "TotalUsedMemStatistics") {
         if find(text, "is more than total mem size").is_some() {
             return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));

@@ -128,7 +128,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             || rest.contains("Attempting to reserve")
             || (rest.contains("Attempting to allocate") && rest.contains("That was not possible"))
         {
-            return Some((Family::Framework(FrameworkKind::Xla), position));
+            // The stream executor's request before the status (`cuda_executor.cc:533] failed
+            // to allocate 555.84MiB (582843136 bytes) from device: RESOURCE_EXHAUSTED: :
+            // CUDA_ERROR_OUT_OF_MEMORY: out of memory`, XLA under JAX or Reactant): the message
+            // starts at the request, its exact size read with it.
+            let begin = text[line_start(text)..position]
+                .rfind("failed to allocate ")
+                .map_or(position, |at| line_start(text) + at);
+            return Some((Family::Framework(FrameworkKind::Xla), begin));
         }
     }
     // Old XLA (`local_client.cc`, 2019): "Execution of replica 0 failed: Resource exhausted: Out
@@ -833,6 +840,7 @@ fn parse_xla(s: &str) -> Parsed {
                 )
             })
             .or_else(|| integer_of(regex!(r"Failedtoallocate(\d+)bytesfornewconstant"), s))
+            .or_else(|| integer_of(regex!(r"failedtoallocate[^()]*\((\d+)bytes\)fromdevice"), s))
             .map(Bytes)
             .or_else(|| {
                 regex!(r"(?:trying|failed)toallocate(\d+(?:\.\d+)?(?:[KMGT]i?B|B|bytes)?)(?:[^\d.]|\.(?:\D|$)|$)")

@@ -22,6 +22,14 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = back_to(text, position, "[enforce fail");
         return Some((Family::Host(HostKind::CpuAllocator), begin));
     }
+    // The same allocator in PyTorch 1.0 and 1.1 (`c10/core/CPUAllocator.cpp` `alloc_cpu`:
+    // `AT_ENFORCE(err == 0, …)` on `posix_memalign`), as LibTorch and its bindings (tch-rs)
+    // raise it: `[enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment,
+    // nbytes) == 0. 12 vs 0` (12: ENOMEM).
+    if let Some(position) = super::find(text, "enforce fail at CPUAllocator") {
+        let begin = back_to(text, position, "[enforce fail");
+        return Some((Family::Host(HostKind::CpuAllocator), begin));
+    }
     // The same allocator's words without its name, as titles shorten them (`4-bit: "Allocator:
     // not enough memory: you tried to allocate 35389440 bytes."`): only `alloc_cpu.cpp` words a
     // failure `: you tried to allocate N bytes` after `not enough memory` / `can't allocate

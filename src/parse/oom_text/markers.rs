@@ -270,6 +270,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // Huawei Ascend: CANN's device allocation failure and MindSpore's memory pool
         // (devices.rs).
         ("Memory_Allocation_Failure", Message),
+        // The same CANN error under its bare code (devices.rs).
+        ("EL0004: ", Words),
         ("TotalUsedMemStatistics", Message),
         ("Bytes of memory on device", Message),
         // llama.cpp's `unable to allocate CUDA0 buffer` retyped in an issue title
@@ -298,6 +300,11 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         // notebook's page, pasted into a report.
         ("session crashed after using all available RAM", ReportOnly),
         ("notebook tried to allocate more memory", ReportOnly),
+        // PyTorch 1.0's host allocator before it was named (host.rs): a failure's own words.
+        ("enforce fail at CPUAllocator", Words),
+        // The CUDA driver's description of its out-of-memory error as wrappers print it
+        // (mention.rs): a desktop program's exception, pasted into a report.
+        ("unable to allocate enough memory", ReportOnly),
         ("Cannot allocate memory", Message),
         // TensorRT's builder dropping a tactic for want of memory (frameworks.rs).
         ("Tactic Device request:", Message),

@@ -244,6 +244,11 @@ fn program_subject(lower: &str, at: usize) -> bool {
         .is_some_and(|word| (word.contains(['_', '(', ')']) || attribute(word)) && !version(word))
 }
 
+/// Whether a mention is an app's own line after an out-of-memory it caught ([`APP_MENTIONS`]).
+pub(super) fn is_app_line(text: &str) -> bool {
+    APP_MENTIONS.iter().any(|words| find(text, words).is_some())
+}
+
 /// Whether a held mention is one of [`weak_mention`]'s: none of the other readings takes it.
 pub(super) fn is_weak(text: &str) -> bool {
     weak_mention(text) == Some(0)
@@ -1144,7 +1149,7 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// An application's own words for an OOM it caught ([`mention_start`]).
-const APP_MENTIONS: [&str; 12] = [
+const APP_MENTIONS: [&str; 14] = [
     // Ollama's runner (`llm/server.go` `(*ollamaServer).Load`, 0.11+): the layout of the
     // model's layers on the GPUs could not be allocated even after backing off its estimate
     // of free memory: `errors.New("memory layout cannot be allocated")`, or
@@ -1181,6 +1186,18 @@ const APP_MENTIONS: [&str; 12] = [
     // the TPU compiler's `Largest program allocations in hbm` lists write `XLA label:`.
     "XLA Label:",
     "XLA label:",
+    // fairseq's trainer after a CUDA OOM in a batch (`fairseq/trainer.py` `train_step` /
+    // `valid_step`: `"out of memory" in str(e)` → `ran out of memory, skipping batch`, logged
+    // with a `| WARNING: ` prefix in its older `print`s), and the copies of that loop in other
+    // projects (Boltz's `boltz/model/model.py`, its `predict_step`): the batch's GPU memory ran
+    // out; the job goes on without it.
+    "ran out of memory, skipping batch",
+    // The CUDA driver's description of `CUDA_ERROR_OUT_OF_MEMORY` (`cuda.h`: "The API call
+    // failed because it was unable to allocate enough memory or other resources to perform the
+    // requested operation"), as wrappers that print the description write it (ManagedCuda's
+    // `CudaException: ErrorOutOfMemory: The API call failed because it was unable to allocate
+    // enough memory to perform the requested operation`, CUDA 10's shorter wording).
+    "The API call failed because it was unable to allocate enough memory",
 ];
 
 /// Whether a figureless message is a mention ([`mention_start`]).

@@ -338,6 +338,8 @@ mod s51_tests;
 #[cfg(test)]
 mod s52_tests;
 #[cfg(test)]
+mod s53_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

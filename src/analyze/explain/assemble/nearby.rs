@@ -403,8 +403,11 @@ pub(super) fn nearby_words<'a>(
             }
             continue;
         }
+        // (An estimator's or a Keras model's `fit(X, y)` is its training: `model.fit(pool,
+        // eval_set=…)` of CatBoost, `svr.fit(X_train, y_train)` of cuML or scikit-learn.)
+        let trainer = code.to_ascii_lowercase().contains("trainer");
         return statement_phase(code)
-            .filter(|(_, what)| !what.contains("training run"))
+            .filter(|(_, what)| !(what.contains("training run") && trainer))
             .map(|(phase, _)| (line, phase, "the code shown just above the error", code));
     }
     None

@@ -1025,4 +1025,13 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("during vae encode", Phase::Inference),
     ("during vae decode", Phase::Inference),
     ("at validation time", Phase::Inference),
+    // Session 53: the validation or evaluation pass named with `at` (`OOM at validation for
+    // unetr`, `there is always OOM error at the first validation`).
+    ("at validation", Phase::Inference),
+    ("at the validation", Phase::Inference),
+    ("at first validation", Phase::Inference),
+    ("at the first validation", Phase::Inference),
+    ("at evaluation", Phase::Inference),
+    ("at the evaluation", Phase::Inference),
+    ("at the first evaluation", Phase::Inference),
 ];

@@ -435,6 +435,12 @@ pub(super) const OPENMMLAB_DETECTRON2: &[FrameRule] = &[
         "mmengine",
     ),
     r("train_step", "mmengine/", T, Serve, "mmengine"),
+    // mmengine's strategies (`mmengine/_strategy/base.py` `BaseStrategy.build_model`, called by
+    // `DeepSpeedStrategy.prepare` / `FSDPStrategy.prepare` before the loop; `FlexibleRunner.train`
+    // runs `strategy.prepare` first) and `Runner.build_model` (`runner/runner.py`): the model
+    // built from its config, its parameters made (on the GPU under ZeRO-3's `zero.Init`); XTuner
+    // and the other mmengine trainers build theirs here.
+    r("build_model", "mmengine/", W, Stage, "mmengine"),
     r("val_step", "mmengine/", I, Serve, "mmengine"),
     r("test_step", "mmengine/", I, Serve, "mmengine"),
     r("train_detector", "", T, Serve, "mmdet"),
