@@ -625,6 +625,19 @@ pub fn stage_line_phase(text: &str) -> Option<(Phase, &str)> {
         return Some(found);
     }
     let message = message(text)?;
+    // A stage reported done and the next announced on one line (`EPOCH 1 COMPLETE.
+    // EVALUATING...`, `Model loaded. Starting training...`): the last sentence is the one
+    // begun, read when the whole line names none.
+    message_stage(message).or_else(|| {
+        let last = last_sentence(message);
+        (last.len() < message.len())
+            .then(|| message_stage(last))
+            .flatten()
+    })
+}
+
+/// The stage a log line's message says it is starting (see [`stage_line_phase`]).
+fn message_stage(message: &str) -> Option<(Phase, &str)> {
     if message.len() > 160 || message.ends_with('?') {
         return None;
     }
@@ -780,6 +793,26 @@ fn builds_a_model_class(words: &[&str]) -> bool {
     building && class
 }
 
+/// The last sentence of a message of several (`EPOCH 1 COMPLETE. EVALUATING...` →
+/// `EVALUATING...`); the message when it is one, or when what follows the last full stop is
+/// not a sentence of words (`… on 1.5 GB`, an ellipsis, a version).
+fn last_sentence(message: &str) -> &str {
+    let trimmed = message.trim_end().trim_end_matches(['.', '…']);
+    let Some(at) = trimmed.rfind(". ") else {
+        return message;
+    };
+    let rest = message[at + 2..].trim_start();
+    let words = rest.split_whitespace().next().is_some_and(|word| {
+        let word = word.trim_end_matches(['.', '…', ':', ',']);
+        word.chars().all(|c| c.is_alphabetic()) && word.len() > 2
+    });
+    if words {
+        rest
+    } else {
+        message
+    }
+}
+
 /// A named model run on a named input (AlphaFold's `run_alphafold.py` `predict_structure`:
 /// `Running model model_1_pred_0 on T1050`; `running model unet on 12 tiles`): the model applied,
 /// the preposition naming its input within the next words.
@@ -884,6 +917,7 @@ mod tests {
              Run generation",
             "Rendering test views",
             "Rendering 120 frames",
+            "EPOCH 1 COMPLETE. EVALUATING...",
         ] {
             assert_eq!(phase(line), Some(Phase::Inference), "{line}");
         }

@@ -40,6 +40,10 @@ pub(super) struct Open {
     pub(super) quoted: bool,
     /// An engine's log line quoted inside the reporter's sentence ([`look_alike::told_in_sentence`]).
     pub(super) told: bool,
+    /// The message starts on a Markdown title (`# Llama fails to install Error allocating memory
+    /// ErrorOutOfDeviceMemory`): the reporter's name for the failure, held as their quote when it
+    /// prints no figure ([`OomDetector::close`]), so the message pasted below replaces it.
+    pub(super) titled: bool,
 }
 
 /// Streaming detector: feed cleaned lines, get completed messages.
@@ -171,6 +175,9 @@ struct Pending {
     /// An engine's log line told in the reporter's sentence: it gives way to any message that
     /// follows, as a mention does.
     told: bool,
+    /// A raw CUDA or HIP error quoted in a title without a figure: a GPU message below replaces
+    /// it, another failure does not (a pinned host buffer is a detail of it).
+    titled: bool,
 }
 
 /// How many lines after vLLM's warm-up error the allocator message it wraps may start.
@@ -352,6 +359,7 @@ impl OomDetector {
                 lines: 1,
                 blank_lines: 0,
                 quoted,
+                titled: text.trim_start().starts_with("# "),
                 // PyTorch's expandable-segment warning: the allocator retries after it, and
                 // its out-of-memory error, when the retry fails, is the failure.
                 // A device runtime's status quoted in the reporter's sentence (`Every USM
@@ -487,8 +495,27 @@ impl OomDetector {
             return;
         }
         let told = open.told;
+        let titled = open.titled;
         if let Some(message) = build(open, &mut self.memo) {
-            self.pair_warmup(message, told, done);
+            // A GPU failure a title names without a figure is held as a reporter's quote: the
+            // GPU message pasted below it replaces it, its kind kept when none follows.
+            let quoted_in_title =
+                titled && message.is_gpu_oom && message.figures == OomFigures::default();
+            // (A raw CUDA or HIP error quoted so is kept over the other failures below it, which
+            // are not the GPU's memory: a pinned host buffer is a detail of it, see
+            // `pinned_host`.)
+            let raw_cuda_error = matches!(
+                message.kind,
+                OomKind::CudaErrorOutOfMemory
+                    | OomKind::CudaDriverOutOfMemory
+                    | OomKind::HipRuntimeOutOfMemory
+            );
+            self.pair_warmup(
+                message,
+                told || quoted_in_title,
+                quoted_in_title && raw_cuda_error,
+                done,
+            );
         }
     }
 
@@ -560,7 +587,13 @@ impl OomDetector {
     ///
     /// An engine's log line that the reporter quotes in a sentence (`told`) is held as a
     /// mention is: the reporter's telling, which a message of the paste's own replaces.
-    fn pair_warmup(&mut self, mut message: OomMessage, told: bool, done: &mut Vec<OomMessage>) {
+    fn pair_warmup(
+        &mut self,
+        mut message: OomMessage,
+        told: bool,
+        titled: bool,
+        done: &mut Vec<OomMessage>,
+    ) {
         if bare_memory_error(&message) && self.held_memory_error.is_none() {
             self.held_memory_error = Some(message);
             return;
@@ -664,6 +697,7 @@ impl OomDetector {
                 window,
                 superseded,
                 told,
+                titled,
             });
             // A mention or a class waiting for its message gives way to the message held now
             // (vLLM's warm-up error after the title's `CUDA memory error`), as to any other.
@@ -691,10 +725,12 @@ impl OomDetector {
         {
             self.pending_warmup = None;
         }
-        // A mention gives way to any message that follows it, a GPU one or not.
+        // A mention gives way to any message that follows it, a GPU one or not (not a title's
+        // quote of a GPU failure's own wording).
         if !message.is_gpu_oom
             && self.pending_warmup.as_ref().is_some_and(|pending| {
                 (pending.told || mention::is_mention(&pending.message))
+                    && !pending.titled
                     && message.line <= pending.message.end_line + pending.window
             })
         {

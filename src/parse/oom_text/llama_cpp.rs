@@ -90,9 +90,12 @@ fn is_vulkan_allocation(text: &str) -> bool {
         || regex!(r"ggml_vulkan: Memory allocation of size \d+").is_match(text)
 }
 
-/// ggml-metal's "…metal…: error: failed to allocate buffer, size = N MiB".
+/// ggml-metal's "…metal…: error: failed to allocate buffer, size = N MiB", and its mid-2023
+/// form with the buffer's name (`ggml-metal.m` `ggml_metal_add_buffer`: "%s: error: failed to
+/// allocate '%-16s' buffer, size = %8.2f MiB", the model's `data`, the `eval` or `kv` buffer).
 fn is_metal_buffer_failure(text: &str) -> bool {
-    regex!(r"metal\w*: error: failed to allocate buffer, size =\s*[\d.]+ MiB").is_match(text)
+    regex!(r"metal\w*: error: failed to allocate (?:'[^']*' )?buffer, size =\s*[\d.]+ MiB")
+        .is_match(text)
 }
 
 /// ggml-cuda's `cudaMalloc failed: out of memory`; not MXNet's storage manager, which prints
@@ -223,7 +226,7 @@ pub(super) fn parse(text: &str, s: &str) -> Parsed {
         )
     })
     .map(Bytes);
-    let rounded = regex!(r"allocating ([\d.,]+) MiB on device|metal\w*: error: failed to allocate buffer, size =\s*([\d.]+) MiB")
+    let rounded = regex!(r"allocating ([\d.,]+) MiB on device|metal\w*: error: failed to allocate (?:'[^']*' )?buffer, size =\s*([\d.]+) MiB")
         .captures(text)
         .and_then(|caps| caps.get(1).or_else(|| caps.get(2)))
         .and_then(|m| parse_size(&format!("{} MiB", m.as_str())));

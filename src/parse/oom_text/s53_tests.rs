@@ -59,3 +59,34 @@ fn xlas_stream_executor_request_before_its_status_is_read_exactly() {
         Some(crate::model::Bytes(582_843_136))
     );
 }
+
+#[test]
+fn a_titles_figureless_quote_gives_way_to_the_message_pasted_below() {
+    let text = "# Llama fails to install Error allocating memory ErrorOutOfDeviceMemory\n\n\
+                OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a \
+                total capacty of 5.80 GiB of which 17.12 MiB is free.\n";
+    let messages = parse_text(text);
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert_eq!(messages[0].line, 3);
+    assert_eq!(
+        messages[0].figures.tried_to_allocate_bytes,
+        Some(crate::model::Bytes(20 * 1024 * 1024))
+    );
+    // A raw CUDA error in the title stays over another failure below it.
+    let raw = "# CUDA_ERROR_OUT_OF_MEMORY: out of memory Deepmd-kit V3.0.1\n\nlog\n\
+               RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let first = first(raw).expect("a message");
+    assert!(first.is_gpu_oom, "{first:#?}");
+}
+
+#[test]
+fn ggml_metals_named_buffer_of_2023_is_a_gpu_oom_with_its_size() {
+    let text = "ggml_metal_add_buffer: error: failed to allocate 'data            ' buffer, size \
+                = 19283.21 MiB\n";
+    let message = first(text).expect("a message");
+    assert!(message.is_gpu_oom, "{message:#?}");
+    assert_eq!(
+        message.figures.tried_to_allocate_bytes,
+        crate::parse::oom_text::size::parse_size("19283.21 MiB")
+    );
+}

@@ -130,6 +130,23 @@ pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
         "kohya-ss",
     ),
     r("cache_batch_latents", "library/", I, Serve, "kohya-ss"),
+    // kohya-ss musubi-tuner's caching scripts (`cache_latents.py` / `cache_text_encoder_outputs.py`
+    // `encode_datasets`: the VAE or the text encoders run over the data set's batches, their
+    // outputs saved for training): a caching pass, the models' forward without a backward.
+    r(
+        "encode_datasets",
+        "cache_latents.py",
+        I,
+        Serve,
+        "musubi-tuner",
+    ),
+    r(
+        "encode_datasets",
+        "cache_text_encoder_outputs.py",
+        I,
+        Serve,
+        "musubi-tuner",
+    ),
     r(
         "_default_cache_batch_latents",
         "library/",
