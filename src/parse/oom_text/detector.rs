@@ -177,7 +177,7 @@ struct Pending {
     told: bool,
     /// A raw CUDA or HIP error quoted in a title without a figure: a GPU message below replaces
     /// it, another failure does not (a pinned host buffer is a detail of it).
-    titled: bool,
+    raw_error_in_title: bool,
 }
 
 /// How many lines after vLLM's warm-up error the allocator message it wraps may start.
@@ -591,7 +591,7 @@ impl OomDetector {
         &mut self,
         mut message: OomMessage,
         told: bool,
-        titled: bool,
+        raw_error_in_title: bool,
         done: &mut Vec<OomMessage>,
     ) {
         if bare_memory_error(&message) && self.held_memory_error.is_none() {
@@ -697,7 +697,7 @@ impl OomDetector {
                 window,
                 superseded,
                 told,
-                titled,
+                raw_error_in_title,
             });
             // A mention or a class waiting for its message gives way to the message held now
             // (vLLM's warm-up error after the title's `CUDA memory error`), as to any other.
@@ -730,7 +730,7 @@ impl OomDetector {
         if !message.is_gpu_oom
             && self.pending_warmup.as_ref().is_some_and(|pending| {
                 (pending.told || mention::is_mention(&pending.message))
-                    && !pending.titled
+                    && !pending.raw_error_in_title
                     && message.line <= pending.message.end_line + pending.window
             })
         {

@@ -132,9 +132,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             // to allocate 555.84MiB (582843136 bytes) from device: RESOURCE_EXHAUSTED: :
             // CUDA_ERROR_OUT_OF_MEMORY: out of memory`, XLA under JAX or Reactant): the message
             // starts at the request, its exact size read with it.
-            let begin = text[line_start(text)..position]
+            let line = line_start(text);
+            let begin = text[line..position]
                 .rfind("failed to allocate ")
-                .map_or(position, |at| line_start(text) + at);
+                .map_or(position, |at| line + at);
             return Some((Family::Framework(FrameworkKind::Xla), begin));
         }
     }

@@ -18,15 +18,13 @@ use crate::model::failure::{EngineName, OomKind};
 use crate::model::Bytes;
 
 pub(super) fn start(text: &str) -> Option<(Family, usize)> {
-    if let Some(position) = super::find(text, "DefaultCPUAllocator") {
-        let begin = back_to(text, position, "[enforce fail");
-        return Some((Family::Host(HostKind::CpuAllocator), begin));
-    }
-    // The same allocator in PyTorch 1.0 and 1.1 (`c10/core/CPUAllocator.cpp` `alloc_cpu`:
-    // `AT_ENFORCE(err == 0, …)` on `posix_memalign`), as LibTorch and its bindings (tch-rs)
+    // (And the same allocator in PyTorch 1.0 and 1.1, `c10/core/CPUAllocator.cpp` `alloc_cpu`:
+    // `AT_ENFORCE(err == 0, …)` on `posix_memalign`, as LibTorch and its bindings (tch-rs)
     // raise it: `[enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment,
-    // nbytes) == 0. 12 vs 0` (12: ENOMEM).
-    if let Some(position) = super::find(text, "enforce fail at CPUAllocator") {
+    // nbytes) == 0. 12 vs 0`, 12 being ENOMEM.)
+    if let Some(position) = super::find(text, "DefaultCPUAllocator")
+        .or_else(|| super::find(text, "enforce fail at CPUAllocator"))
+    {
         let begin = back_to(text, position, "[enforce fail");
         return Some((Family::Host(HostKind::CpuAllocator), begin));
     }

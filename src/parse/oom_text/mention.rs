@@ -252,7 +252,7 @@ pub(super) fn is_app_line(text: &str) -> bool {
 /// Whether a held mention is one of [`weak_mention`]'s: none of the other readings takes it.
 pub(super) fn is_weak(text: &str) -> bool {
     weak_mention(text) == Some(0)
-        && APP_MENTIONS.iter().all(|words| find(text, words).is_none())
+        && !is_app_line(text)
         && oom_word(text).is_none()
         && prose_mention(text).is_none()
         && cjk_mention(text).is_none()
