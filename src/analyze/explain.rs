@@ -1050,7 +1050,13 @@ fn absorb(
     if !frozen {
         collected.memory.merge(&facts.memory);
     }
-    if let Some((function, file)) = facts.frame {
+    let arrow = facts
+        .frame
+        .as_ref()
+        .is_some_and(|(_, file)| file == "<call>");
+    if arrow && frames::arrow_of_frame_above(collected, line_no, facts.frame_code.as_deref()) {
+        // The statement of an IPython frame printed above: kept on it, no call of its own.
+    } else if let Some((function, file)) = facts.frame {
         frames::note_printed(collected, line_no, function, file);
         if let Some(code) = facts.frame_code {
             if let Some(frame) = collected.frames.back_mut() {

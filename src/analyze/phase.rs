@@ -1338,3 +1338,5 @@ mod s50_tests;
 mod s51_tests;
 #[cfg(test)]
 mod s52_tests;
+#[cfg(test)]
+mod s54_tests;

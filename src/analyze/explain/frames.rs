@@ -12,6 +12,37 @@ pub(super) fn kept_statement(code: &str) -> String {
     code.chars().take(MAX_STATEMENT_CHARS).collect()
 }
 
+/// The most lines between an IPython frame's header and its arrow: the header, up to five
+/// lines of listing before the arrow (`context=5`), and a few a console wrapped.
+const ARROW_AFTER_HEADER_LINES: u64 = 10;
+
+/// IPython prints a frame as a header (`/…/module.py in _call_impl(self, *input)`, `File
+/// ~/x.py:12, in f()`, `<ipython-input-7-…> in load_model(hparams)`) over a listing whose arrow
+/// (`--> 122     model = Tacotron2(hparams).cuda()`) is the statement the frame was running.
+/// When the frame printed last is such a header without its statement, the arrow's code
+/// becomes that statement (true); otherwise the arrow is a notebook cell's own call (false).
+pub(super) fn arrow_of_frame_above(
+    collected: &mut Collected,
+    line_no: u64,
+    code: Option<&str>,
+) -> bool {
+    let Some(code) = code else {
+        return false;
+    };
+    let Some(frame) = collected.frames.back_mut() else {
+        return false;
+    };
+    let header = !frame.called
+        && frame.code.is_none()
+        && frame.file != "<call>"
+        && frame.line < line_no
+        && line_no - frame.line <= ARROW_AFTER_HEADER_LINES;
+    if header {
+        frame.code = Some(kept_statement(code));
+    }
+    header
+}
+
 /// Keeps a frame, dropping the oldest beyond [`MAX_FRAMES`].
 fn keep(collected: &mut Collected, frame: Frame) {
     let at = collected.frames.len();

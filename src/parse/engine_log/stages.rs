@@ -619,6 +619,22 @@ pub(super) fn stage_bar(description: &str, facts: &mut LineFacts) -> bool {
         facts.late_phase = Some(Phase::Inference);
         return true;
     }
+    // A training's preview images made between its steps: sd_dreambooth_extension's `tqdm(…,
+    // desc="Generating Samples")` (`dreambooth/train_dreambooth.py`), redrawn over the training
+    // bar whose postfix (`loss=…`) stays on the line. (Not `Generating train split`, a
+    // dataset's preparation by HF datasets.)
+    if [
+        "Generating Samples",
+        "Generating samples",
+        "Generating images",
+    ]
+    .iter()
+    .any(|desc| description.starts_with(desc))
+    {
+        evaluation(facts);
+        facts.late_phase = Some(Phase::Inference);
+        return true;
+    }
     false
 }
 

@@ -9,12 +9,13 @@ use crate::model::explain::{EventFigures, EventKind, Phase};
 use crate::model::failure::EngineName;
 
 mod native;
-use native::{backtrace_frame, dmlc_frame, gdb_frame, native_frame, rust_frame};
+use native::{backtrace_frame, dmlc_frame, gdb_frame, native_frame, rust_frame, tvm_frame};
 pub use native::{GDB, NATIVE};
 
 pub(super) const RULES: &[Rule] = &[
     rule("Traceback (most recent call last)", traceback),
     rule("File \"", frame),
+    rule("File \u{201c}", curly_quoted_frame),
     rule("\", line ", wrapped_frame),
     rule("File /", ipython_frame),
     rule("File ~", ipython_frame),
@@ -23,7 +24,10 @@ pub(super) const RULES: &[Rule] = &[
     rule(".py](", colab_frame),
     rule(".lua:", lua_frame),
     rule("Error in ", matlab_frame),
-    rule("---> ", jupyter_call),
+    rule("--> ", jupyter_call),
+    rule("<ipython-input-", notebook_function_frame),
+    rule("Cell In[", notebook_function_frame),
+    rule("Input In [", notebook_function_frame),
     rule("frame #", native_frame),
     rule("[bt] (", dmlc_frame),
     rule(" tensorrt_llm::", backtrace_frame),
@@ -38,6 +42,7 @@ pub(super) const RULES: &[Rule] = &[
     // vllm.rs (guoqingbao/vllm.rs): `   4: vllm_rs::core::runner::ModelRunner::init_kv_cache`.
     rule(": vllm_rs::", rust_frame),
     rule(": <vllm_rs::", rust_frame),
+    rule(": mlc::llm::", tvm_frame),
     rule("In call to configurable '", gin_configurable),
     rule("RayTaskError(", ray_task),
     rule("\u{2502} ", rich_frame),
@@ -50,6 +55,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("executable_name='", xla_executable),
     rule("[[{{node ", keras_training_node),
     rule("[[Node: ", keras_training_node),
+    rule("[[node ", keras_training_node),
     rule("training/", keras_training_node),
     rule("DeepSpeed info: version=", deepspeed),
     rule("[deepspeed]", deepspeed),
@@ -186,6 +192,25 @@ fn frame(text: &str, facts: &mut LineFacts) {
         return;
     };
     push_frame(facts, function, file);
+}
+
+/// A frame whose quotes a web page or a word processor turned typographic (`File
+/// “/app/x.py”, line 754, in create_nlp_backbone backbone = model_class.from_pretrained(`),
+/// its statement often joined onto the line when the paste lost its line breaks: read as the
+/// plain frame, the words after the function as its statement.
+fn curly_quoted_frame(text: &str, facts: &mut LineFacts) {
+    let plain = text.replace(['\u{201c}', '\u{201d}'], "\"");
+    frame(&plain, facts);
+    let Some((function, _)) = facts.frame.as_ref() else {
+        return;
+    };
+    let statement = after(&plain, ", in ")
+        .and_then(|rest| rest.trim_start().strip_prefix(function.as_str()))
+        .map(str::trim)
+        .filter(|rest| !rest.is_empty());
+    if let Some(statement) = statement {
+        facts.frame_code = Some(statement.to_string());
+    }
 }
 
 /// The function gin-config names under an error raised inside a configurable function: gin
@@ -423,10 +448,9 @@ fn matlab_frame(text: &str, facts: &mut LineFacts) {
 /// The called function counts as a frame (the cell's call is often all a pasted notebook
 /// traceback keeps); its file is `<call>` so path-qualified rules never match it.
 pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
-    let Some(rest) = after(text, "---> ") else {
+    let Some(rest) = ipython_arrow(text) else {
         return;
     };
-    let rest = rest.trim_start();
     let code = rest
         .trim_start_matches(|c: char| c.is_ascii_digit())
         .trim_start();
@@ -447,6 +471,51 @@ pub(super) fn jupyter_call(text: &str, facts: &mut LineFacts) {
             facts.frame_code = Some(code.trim_end().to_string());
         }
     }
+}
+
+/// What follows IPython's arrow (`----> 7 train(…)`, `--> 122     model = …`): the line number
+/// and the statement. IPython pads the arrow with dashes to the width of the listing's numbers
+/// (`IPython/core/ultratb.py`: five columns in all), so dashes and digits together are at least
+/// five; the dashes start the line or follow a space or a quote's `>`. (The rule's marker is
+/// `--> `: a four-digit line's `-> 1518` goes unread, its marker too common a sequence for the
+/// log scanner.)
+fn ipython_arrow(text: &str) -> Option<&str> {
+    let at = memchr::memmem::find(text.as_bytes(), b"-> ")?;
+    let head = &text[..at + 1];
+    let dashes = head.len() - head.trim_end_matches('-').len();
+    let before = &head[..head.len() - dashes];
+    let starts = before.is_empty() || before.ends_with([' ', '\t', '>', '|', '\u{2502}']);
+    let rest = text[at + "-> ".len()..].trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    (starts && digits > 0 && dashes + digits >= 5).then_some(rest)
+}
+
+/// A notebook frame of a function the notebook defined: IPython 7 `<ipython-input-7-e3d9…> in
+/// load_model(hparams)`, IPython 8.0–8.5 `Input In [7], in load_model(hparams)`, 8.6+ `Cell
+/// In[7], line 122, in load_model(hparams)`. The cell's own code (`in <module>()`, `in <cell
+/// line: 2>()`, a bare `Cell In[7], line 4`) is not a frame: its arrow line names the call.
+fn notebook_function_frame(text: &str, facts: &mut LineFacts) {
+    let text = text.trim_start();
+    let file_end = if text.starts_with("<ipython-input-") {
+        text.find("> in ").map(|at| at + 1)
+    } else if text.starts_with("Cell In[") || text.starts_with("Input In [") {
+        text.find(']').map(|at| at + 1)
+    } else {
+        None
+    };
+    let Some(file_end) = file_end else {
+        return;
+    };
+    let Some((_, rest)) = text[file_end..].split_once(" in ") else {
+        return;
+    };
+    let Some(function) = function_name(rest) else {
+        return;
+    };
+    if function.starts_with('<') || !rest[function.len()..].starts_with('(') {
+        return;
+    }
+    push_frame(facts, function, &text[..file_end]);
 }
 
 /// The arrow on the last line of a call spread over several lines (`      3 model.fit(x=gen,` /
@@ -782,15 +851,39 @@ fn xla_executable(text: &str, facts: &mut LineFacts) {
 /// (`training/Adam/…`, `training_1/SGD/…`, also inside a group such as
 /// `GroupCrossDeviceControlEdges_0/training/Adam/…`). A node there is part of a training step.
 fn keras_training_node(text: &str, facts: &mut LineFacts) {
-    let names = text.split("[[").skip(1).map(|rest| {
+    // TF 1.x `[[{{node x}} = …]]` / `[[Node: x = …]]`, TF 2.0–2.3 `[[node x (defined at …) ]]`.
+    let node_name = |rest: &'_ str| -> String {
         let rest = rest
             .trim_start_matches("{{node ")
-            .trim_start_matches("Node: ");
-        rest.split(['}', ' ', ']']).next().unwrap_or("")
-    });
+            .trim_start_matches("Node: ")
+            .trim_start_matches("node ");
+        rest.split(['}', ' ', ']']).next().unwrap_or("").to_string()
+    };
+    let names: Vec<String> = text.split("[[").skip(1).map(node_name).collect();
+    // OpenAI's GPT-2 sampler (`src/sample.py` `sample_sequence`: `with
+    // tf.name_scope('sample_sequence')`), kept by gpt-2-simple and its forks: text generation.
+    if names
+        .iter()
+        .any(|name| name.split('/').next() == Some("sample_sequence"))
+    {
+        facts.late_phase = Some(Phase::Inference);
+        return;
+    }
     // `training`, or `training_N` for the N-th model built in the same graph (TF uniquifies
     // name scopes), then the optimizer's class name.
-    let training = names.into_iter().any(|name| {
+    // An optimizer's slot variable being initialised (`training/Adam/Variable_30/Assign`, a
+    // `…/adam_m/Initializer/zeros` feeding an `Assign`): Keras and TF 1.x run these once,
+    // when the session initialises its variables, before any step.
+    let initialising = |name: &str| {
+        let segments: Vec<&str> = name.split('/').collect();
+        let last = segments.last().copied().unwrap_or("");
+        let variable = segments.len() >= 2 && {
+            let owner = segments[segments.len() - 2];
+            owner.starts_with("Variable") || owner.ends_with("_m") || owner.ends_with("_v")
+        };
+        (last == "Assign" && variable) || segments.contains(&"Initializer")
+    };
+    let training = names.iter().filter(|name| !initialising(name)).any(|name| {
         name.match_indices("training").any(|(at, word)| {
             let starts = at == 0 || name.as_bytes()[at - 1] == b'/';
             let mut rest = &name[at + word.len()..];
@@ -819,11 +912,7 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
     // `tf.gradients` opens its scope inside the caller's (`ops.name_scope` nests), so the
     // scope may stand under the model's own (`network/train-operation/gradients/AddN_14`): any
     // segment but the last.
-    let gradient = text.split("[[").skip(1).any(|rest| {
-        let name = rest
-            .trim_start_matches("{{node ")
-            .trim_start_matches("Node: ");
-        let name = name.split(['}', ' ', ']']).next().unwrap_or("");
+    let gradient = names.iter().any(|name| {
         let segments: Vec<&str> = name.split('/').collect();
         let scopes = &segments[..segments.len().saturating_sub(1)];
         scopes.iter().any(|scope| {

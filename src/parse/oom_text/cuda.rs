@@ -143,6 +143,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = back_to(text, position, "terminate called");
         return Some((Family::CudaError, begin));
     }
+    // Thrust's scratch space (`thrust/detail/temporary_allocator.inl`: a failed allocation of
+    // the temporary buffer a sort or scan asks its device system for throws `bad_alloc(
+    // "temporary_buffer::allocate: get_temporary_buffer failed")`), as MinkowskiEngine's and
+    // PyG's CUDA kernels surface it through pybind11 (`MemoryError: std::bad_alloc: …`).
+    if let Some(position) = super::find(text, "get_temporary_buffer failed") {
+        return Some((Family::CudaError, error_begin(text, position)));
+    }
+    // DeepSpeed's inference kernels (`csrc/transformer/inference/includes/inference_context.h`
+    // `InferenceContext::GenWorkSpace`: the workspace is sized against `cudaMemGetInfo`'s free
+    // memory, `throw std::runtime_error("Workspace can't be allocated, no enough memory.")`).
+    if let Some(position) = super::find(text, "Workspace can't be allocated, no enough memory") {
+        return Some((Family::OtherGpu, error_begin(text, position)));
+    }
     // nvdiffrast's `NVDR_CHECK_CUDA_ERROR` (`nvdiffrast/common/framework.h`: `TORCH_CHECK(!err,
     // "Cuda error: ", cudaGetLastError(), "[", #CUDA_CALL, ";]")`, and `HIP error: ` on ROCm):
     // the status as a number and the call that failed, `Cuda error: 2[cudaMalloc(&m_gpuPtr,
@@ -154,6 +167,13 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // `nvinfer1::CudaError` its default `IGpuAllocator::allocate` throws when `cudaMalloc`
     // fails): status 2 is `cudaErrorMemoryAllocation`.
     if let Some(found) = regex!(r"Cuda Error in allocate: 2\b").find(text) {
+        return Some((Family::CudaError, found.start()));
+    }
+    // spconv 1.x's `TV_CHECK_CUDA_ERR` (`include/tensorview/tensorview.h`: the file and line,
+    // then `"cuda execution failed with error " << cudaGetLastError()`, later versions adding
+    // `cudaGetErrorString`), vendored by mmdetection3d, OpenPCDet, Det3D and BEVFusion: status
+    // 2 is `cudaErrorMemoryAllocation` (other statuses are other failures).
+    if let Some(found) = regex!(r"(?i)\bcuda execution failed with error 2\b").find(text) {
         return Some((Family::CudaError, found.start()));
     }
     // TensorRT-LLM's Python runtime (`tensorrt_llm/runtime/generation.py` `CUASSERT`, 0.5–0.1x:

@@ -276,7 +276,35 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // boost.compute's name for OpenCL's `CL_MEM_OBJECT_ALLOCATION_FAILURE` (`boost/compute/
     // exception/opencl_error.hpp` `opencl_error::to_string`: `"Memory Object Allocation
     // Failure"`), the `what()` of a `boost::compute::opencl_error` (LightGBM's GPU trainer).
-    if let Some(position) = find(text, "Memory Object Allocation Failure") {
+    // (Also the lowercase description OpenCL error tables print for status -4: `[ERROR] memory
+    // object allocation failure`, ArchProbe and clinfo-style wrappers.)
+    if let Some(found) = regex!(r"(?i)\bmemory object allocation failure").find(text) {
+        return Some((
+            Family::Framework(FrameworkKind::DeviceRuntime),
+            found.start(),
+        ));
+    }
+    // OpenGL's `GL_OUT_OF_MEMORY` (0x0505 in `GL/gl.h`), as a GL error check prints its code
+    // (MediaPipe's `GlContext::CheckForGlErrors` / Android's `GLES20` wrappers: `glActiveTexture:
+    // GL error: 0x505`) or the specification's description of it ("There is not enough memory
+    // left to execute the command", OpenGL 4.6 §2.3.1, surfaced by MediaPipe's tasks): the
+    // driver found no memory for the call, the GPU's on a phone's shared-memory SoC.
+    if let Some(found) = regex!(r"\bGL error:? 0x0?505\b|\bGL_OUT_OF_MEMORY\b").find(text) {
+        return Some((
+            Family::Framework(FrameworkKind::DeviceRuntime),
+            found.start(),
+        ));
+    }
+    if let Some(position) = find(
+        text,
+        "There is not enough memory left to execute the command",
+    ) {
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+    }
+    // Metal Performance Shaders' command-buffer cache (`MPSCore/Utility/MPSCommandBufferImageCache
+    // .mm`: failed assertion `Failed to allocate private MTLBuffer for size 2717908992`), Core ML
+    // and Apple's ml-stable-diffusion on an iPhone's or iPad's GPU: the request in bytes.
+    if let Some(position) = find(text, "Failed to allocate private MTLBuffer for size") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
     // NVIDIA's video encoder refusing a session or its buffers for want of device memory, as
@@ -430,6 +458,7 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     .or_else(|| integer_of(regex!(r"FailedtoallocateCUDAmemorywithbytesize(\d+)"), squeezed))
     .or_else(|| integer_of(regex!(r"Errorallocating(\d+)bytesofdevicememory"), squeezed))
     .or_else(|| integer_of(regex!(r"Can'tallocate(\d+)bytesondevice"), squeezed))
+    .or_else(|| integer_of(regex!(r"FailedtoallocateprivateMTLBufferforsize(\d+)"), squeezed))
     .or_else(|| {
         integer_of(
             regex!(r"Exceededmaxsizeofmemoryobjectallocation:requested(\d+)bytes"),

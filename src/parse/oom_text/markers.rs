@@ -480,6 +480,18 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("total capacity; ", Words),
         // TensorRT's runtime allocator (cuda.rs).
         ("Cuda Error in allocate: 2", Message),
+        // Thrust's scratch space and DeepSpeed's inference workspace (cuda.rs), spconv 1.x's
+        // check (`cuda execution failed with error 2`): kept out of the failure search, whose
+        // single Teddy pass has no room for them (read in reports and a log's parsed parts).
+        ("get_temporary_buffer failed", Words),
+        ("Workspace can't be allocated", Words),
+        ("execution failed with error 2", Words),
+        // OpenGL's GL_OUT_OF_MEMORY as code and description, Metal's MTLBuffer (devices.rs).
+        ("GL error: 0x505", Words),
+        ("GL error 0x505", Words),
+        ("GL_OUT_OF_MEMORY", Words),
+        ("not enough memory left to execute the command", Words),
+        ("allocate private MTLBuffer", Words),
         // ggml's device pool retrying a failed allocation: its size for the error that follows
         // when the retry fails too (detector.rs), read in the error's window of a long log.
         ("cached buffers and retrying", Words),

@@ -340,6 +340,8 @@ mod s52_tests;
 #[cfg(test)]
 mod s53_tests;
 #[cfg(test)]
+mod s54_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

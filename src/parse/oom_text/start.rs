@@ -165,8 +165,9 @@ fn class_only_start(text: &str) -> Option<(Family, usize)> {
                     .map(str::trim_start)
                     .is_some_and(|after| !after.is_empty()));
         if class_only {
+            // (A markdown code span's backtick before the class is no part of it.)
             let begin = before
-                .rfind(|c: char| c.is_whitespace() || c == '(')
+                .rfind(|c: char| c.is_whitespace() || matches!(c, '(' | '`'))
                 .map_or(0, |at| crate::parse::text::after_char_at(before, at));
             return Some((Family::OtherGpu, begin));
         }

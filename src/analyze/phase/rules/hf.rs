@@ -240,6 +240,16 @@ pub(super) const TRANSFORMERS_ACCELERATE_PEFT: &[FrameRule] = &[
     r("load_checkpoint_in_model", "", W, Stage, "accelerate"),
     r("dispatch_model", "", W, Stage, "accelerate"),
     r("set_module_tensor_to_device", "", W, Move, "accelerate"),
+    // accelerate's prepared data loader (`data_loader.py` `DataLoaderShard.__iter__`:
+    // `current_batch = send_to_device(current_batch, self.device)`) moves each batch, not
+    // weights: the loop iterating it (a training's or an evaluation's) is the stage.
+    r(
+        "__iter__",
+        "accelerate/data_loader.py",
+        W,
+        Offload,
+        "accelerate",
+    ),
     r("send_to_device", "accelerate/", W, Move, "accelerate"),
     // --- PEFT ---
     r("merge_and_unload", "", F, Stage, "peft"),

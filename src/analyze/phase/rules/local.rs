@@ -151,4 +151,10 @@ pub(super) const EXLLAMAV2_TGWEBUI_MLC: &[FrameRule] = &[
     // --- MLC-LLM (python/mlc_chat/chat_module.py: `_reload` loads the model library and weights) ---
     r("_reload", "mlc_chat/", W, Stage, "mlc_llm"),
     r("_reload", "mlc_llm/", W, Stage, "mlc_llm"),
+    // MLC-LLM 0.1's C++ chat module (`cpp/llm_chat.cc`, 2023): `LLMChat::Reload` loads the
+    // model library and its parameters (`LoadParams`); `PrefillStep` / `DecodeStep` run the
+    // prompt and each new token.
+    r("LLMChat::Reload", "", W, Stage, "mlc_llm"),
+    r("LLMChat::PrefillStep", "", I, Serve, "mlc_llm"),
+    r("LLMChat::DecodeStep", "", I, Serve, "mlc_llm"),
 ];

@@ -132,6 +132,24 @@ pub(super) const QUALIFIED_DEEPSPEED: &[FrameRule] = &[
         Serve,
         "deepspeed",
     ),
+    // --- DeepSpeed-Inference's injected layers: 0.9+ `model_implementations/transformers/
+    // ds_transformer.py` `DeepSpeedTransformerInference.forward` (0.5–0.8 `ops/transformer/
+    // inference/transformer_inference.py`), which sizes its kernel workspace on the first call
+    // (`allocate_workspace`): a forward of the inference engine. ---
+    r(
+        "forward",
+        "deepspeed/model_implementations/",
+        I,
+        Serve,
+        "deepspeed",
+    ),
+    r(
+        "forward",
+        "deepspeed/ops/transformer/inference/",
+        I,
+        Serve,
+        "deepspeed",
+    ),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
@@ -444,6 +462,16 @@ pub(super) const OPENMMLAB_DETECTRON2: &[FrameRule] = &[
     r("val_step", "mmengine/", I, Serve, "mmengine"),
     r("test_step", "mmengine/", I, Serve, "mmengine"),
     r("train_detector", "", T, Serve, "mmdet"),
+    // MMDetection 2.x's split forward (`mmdet/models/detectors/base.py` `BaseDetector.forward`:
+    // `forward_train` when `return_loss`, else `forward_test` → `simple_test` / `aug_test`),
+    // kept by MMSegmentation, MMDetection3D, MMRotate and the forks built on them; the label
+    // assigners (`mmdet/core/bbox/assigners/`, 3.x `models/task_modules/assigners/`) match
+    // anchors to ground truth for the training loss only.
+    r("forward_train", "", T, Serve, "mmdet"),
+    r("forward_test", "", I, Serve, "mmdet"),
+    r("simple_test", "", I, Serve, "mmdet"),
+    r("aug_test", "", I, Serve, "mmdet"),
+    r("assign", "/assigners/", T, Serve, "mmdet"),
     r("train_segmentor", "", T, Serve, "mmseg"),
     // --- detectron2 (`detectron2/engine/train_loop.py`: `TrainerBase.train` → `run_step`, the
     // SimpleTrainer/AMPTrainer step: data, forward, `losses.backward()`, optimizer step) ---

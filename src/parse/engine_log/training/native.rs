@@ -254,3 +254,24 @@ pub(super) fn rust_frame(text: &str, facts: &mut LineFacts) {
         facts.frame = Some((function, NATIVE.to_string()));
     }
 }
+
+/// A frame of TVM's FFI traceback (`tvm/src/runtime/logging.cc`, as MLC-LLM's C++ chat module
+/// raises it through Python: `  8: mlc::llm::LLMChat::Reload(tvm::runtime::TVMArgValue, …)`
+/// over `        at /workspace/mlc-llm/cpp/llm_chat.cc:504`): the method with its class.
+pub(super) fn tvm_frame(text: &str, facts: &mut LineFacts) {
+    let trimmed = text.trim_start();
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || facts.frame.is_some() {
+        return;
+    }
+    let Some(symbol) = trimmed[digits..].strip_prefix(": ") else {
+        return;
+    };
+    let name = &symbol[..symbol.find('(').unwrap_or(symbol.len())];
+    if name.contains(' ') || !name.starts_with("mlc::") {
+        return;
+    }
+    if let Some(function) = type_and_method(name) {
+        facts.frame = Some((function, NATIVE.to_string()));
+    }
+}

@@ -110,6 +110,35 @@ fn frame_forms_seen_in_real_pastes() {
     );
     assert_eq!(frame_of("---> 12 trainer.train()"), pair("train", "<call>"));
     assert_eq!(frame_of("---> there is no call"), None);
+    // IPython pads its arrow to five columns: `--> 122` (session 54).
+    assert_eq!(
+        frame_of("--> 122     model = Tacotron2(hparams).cuda()"),
+        pair("Tacotron2", "<call>")
+    );
+    assert_eq!(
+        frame_of("it went from step 1 -> 2 model.cuda() and then"),
+        None
+    );
+    assert_eq!(frame_of("a --> 12 b(c)"), None);
+    // A notebook's own function (IPython 7, 8.0–8.5, 8.6+); the cell's code is no frame.
+    assert_eq!(
+        frame_of("<ipython-input-7-e3d97036c5f7> in load_model(hparams)"),
+        pair("load_model", "<ipython-input-7-e3d97036c5f7>")
+    );
+    assert_eq!(
+        frame_of("Input In [7], in load_model(hparams)"),
+        pair("load_model", "Input In [7]")
+    );
+    assert_eq!(
+        frame_of("Cell In[7], line 122, in load_model(hparams)"),
+        pair("load_model", "Cell In[7]")
+    );
+    assert_eq!(
+        frame_of("<ipython-input-21-e8a871a0e98d> in <module>()"),
+        None
+    );
+    assert_eq!(frame_of("Input In [3], in <cell line: 2>()"), None);
+    assert_eq!(frame_of("Cell In[7], line 4"), None);
     // Rich (Lightning, Typer).
     assert_eq!(
             frame_of("\u{2502} /opt/conda/lib/python3.10/site-packages/lightning/pytorch/loops/fit_loop.py:355 in advance           \u{2502}"),

@@ -48,25 +48,42 @@ const NOT_WEIGHTS: &[&str] = &[
 
 /// Whether the verb at `index` acts on the device's memory, not on inputs to a model (`when
 /// vLLM attempts to query available GPU memory`, `processing the free memory`): its object,
-/// past an article and a few qualifiers, is memory or the device.
+/// past an article and a few qualifiers, is memory or the device, or a size (an allocator's
+/// `out of memory while requesting 68719476736 bytes`, MegEngine 1.x).
 pub(super) fn memory_object(words: &[Word<'_>], index: usize) -> bool {
-    words
-        .iter()
-        .skip(index + 1)
-        .take(4)
-        .map(|word| word.text)
-        .find(|word| {
-            !matches!(
-                *word,
-                "the" | "a" | "an" | "available" | "free" | "total" | "current" | "used"
-            )
-        })
-        .is_some_and(|word| {
-            matches!(
-                word,
-                "gpu" | "gpus" | "memory" | "vram" | "device" | "devices" | "cuda" | "nvml"
-            )
-        })
+    let mut object = words.iter().skip(index + 1).take(4).filter(|word| {
+        !matches!(
+            word.text,
+            "the" | "a" | "an" | "available" | "free" | "total" | "current" | "used"
+        )
+    });
+    let Some(first) = object.next() else {
+        return false;
+    };
+    let unit = |text: &str| {
+        matches!(
+            text,
+            "bytes" | "byte" | "b" | "kb" | "mb" | "gb" | "tb" | "kib" | "mib" | "gib" | "tib"
+        )
+    };
+    let size = {
+        let digits = first.text.trim_start_matches(|c: char| c.is_ascii_digit());
+        if digits.len() == first.text.len() {
+            false
+        } else if digits.is_empty() {
+            // (`2.00 GiB` is read as the words `2`, `00`, `gib`.)
+            let next = object.next();
+            let decimals = next.is_some_and(|n| n.text.bytes().all(|b| b.is_ascii_digit()));
+            let next = if decimals { object.next() } else { next };
+            next.is_some_and(|next| unit(next.text))
+        } else {
+            unit(digits)
+        }
+    };
+    size || matches!(
+        first.text,
+        "gpu" | "gpus" | "memory" | "vram" | "device" | "devices" | "cuda" | "nvml"
+    )
 }
 
 /// `launch` followed by an app or a server, not a training run or a script (`launching the
