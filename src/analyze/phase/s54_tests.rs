@@ -194,3 +194,45 @@ fn mmdetections_split_forward_and_its_assigners() {
     // An `assign` elsewhere is no assigner.
     assert_eq!(phase(&frames("assign", "app/config.py")), Phase::Unknown);
 }
+
+#[test]
+fn lightllms_start_up_and_router_frames() {
+    let frames = |function: &str, file: &str| {
+        format!(
+            "Traceback (most recent call last):\n  \
+             File \"/opt/lightllm/{file}\", line 120, in {function}\n    \
+             self.f()\n\
+             {MESSAGE}\n"
+        )
+    };
+    for (function, file, stage) in [
+        (
+            "_check_max_len_infer",
+            "lightllm/common/basemodel/basemodel.py",
+            Phase::Profiling,
+        ),
+        (
+            "_init_mem_manager",
+            "lightllm/common/basemodel/basemodel.py",
+            Phase::KvCacheAlloc,
+        ),
+        (
+            "exposed_prefill_batch",
+            "lightllm/server/router/model_infer/model_rpc.py",
+            Phase::Inference,
+        ),
+    ] {
+        assert_eq!(phase(&frames(function, file)), stage, "{function}");
+    }
+}
+
+#[test]
+fn a_quantizers_bar_over_the_layers_is_the_conversion() {
+    for bar in [
+        "Quantizing model.language_model.layers.0:   0%|          | 0/36 [00:00<?, ?it/s]",
+        "Quantizing weights:   9%|▉         | 160/1771 [00:00<00:01, 1008.71it/s]",
+    ] {
+        let text = format!("{bar}\n{MESSAGE}\n");
+        assert_eq!(phase(&text), Phase::FormatConversion, "{bar}");
+    }
+}

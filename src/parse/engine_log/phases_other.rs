@@ -121,6 +121,7 @@ pub(super) const RULES: &[Rule] = &[
     rule("Start quantizing layer", quantizing),
     rule(" in layer ", quantizing_module),
     rule("Quantizing ", quantizing_with_samples),
+    rule("Quantizing ", quantizing_bar),
     rule("): Calibrating", sequential_pipeline_bar),
     rule("): Propagating", sequential_pipeline_bar),
     // === Apps that name the stage of their own failure (session 28); handlers at the end of
@@ -950,6 +951,29 @@ fn quantizing_with_samples(text: &str, facts: &mut LineFacts) {
     };
     let digits = count.len() - count.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     if digits > 0 && count[digits..].starts_with(" samples") {
+        event(facts, EventKind::FormatConversion, Phase::FormatConversion);
+    }
+}
+
+/// A quantizer's own progress bar over the model's layers or weights (AutoRound 0.5+
+/// `autoround.py` `quantize`: `tqdm(…, desc=f"Quantizing {block_name}")`, `Quantizing
+/// model.layers.0:   0%|`; AutoFP8 `quantize.py` `quantize_weights`: `Quantizing weights:
+/// 9%|`): the conversion, as [`quantizing`]. The bar's description must open the line (after
+/// a log prefix at most) and be followed by its percentage.
+fn quantizing_bar(text: &str, facts: &mut LineFacts) {
+    let Some(at) = text.find("Quantizing ") else {
+        return;
+    };
+    let Some((description, rest)) = text[at..].split_once(':') else {
+        return;
+    };
+    let percent = rest.trim_start();
+    let digits = percent.len()
+        - percent
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    let bar = digits > 0 && percent[digits..].starts_with("%|");
+    if bar && !description.contains("  ") && is_log_prefix(&text[..at]) {
         event(facts, EventKind::FormatConversion, Phase::FormatConversion);
     }
 }

@@ -514,6 +514,19 @@ pub(super) const LMDEPLOY: &[FrameRule] = &[
         Serve,
         "xinference",
     ),
+    // --- LightLLM (ModelTC/LightLLM 1.x `common/basemodel/basemodel.py` `TpPartBaseModel.
+    // __init__`: `_init_weights`, `_init_mem_manager` (the KV pool), `_check_max_len_infer` (a
+    // dummy prefill of `batch_max_tokens`, logged "begin check max_len infer", to find an OOM
+    // before serving), `_init_cudagraph`; the router's RPC to each rank,
+    // `server/router/model_infer/model_rpc.py` `exposed_init_model`, `exposed_prefill_batch`,
+    // `exposed_decode_batch`). ---
+    r("_init_weights", "lightllm/", W, Stage, "lightllm"),
+    r("_init_mem_manager", "lightllm/", K, Stage, "lightllm"),
+    r("_check_max_len_infer", "lightllm/", P, Stage, "lightllm"),
+    r("_init_cudagraph", "lightllm/", G, Stage, "lightllm"),
+    r("exposed_init_model", "", W, Stage, "lightllm"),
+    r("exposed_prefill_batch", "", I, Serve, "lightllm"),
+    r("exposed_decode_batch", "", I, Serve, "lightllm"),
 ];
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
