@@ -261,6 +261,20 @@ use serde::Deserialize;
 /// after the session's rules 281/307, 81/84, 116/208, 281/307, 80/99 and 130/158. The corpus then
 /// stood at GPU OOM 0.962, figures 0.959, phase 0.706, engine 0.932, unknown kept 0.837 and cause
 /// 0.916 on 8241 texts: the phase floor follows it down to 0.70.
+///
+/// Session 54 added 374 blind texts in 38 batches (PaddlePaddle and other non-PyTorch stacks,
+/// Keras and JAX training, speech synthesis, graph and sparse-convolution nets, NeRF and
+/// Gaussian splatting, quantization tools, evaluation and RLHF, Chinese LLM repositories;
+/// avatars, retrieval stacks, chat front-ends relaying an engine, scientific ML, cluster
+/// operations, custom kernels, classification, video and depth; diffusion fine-tuning scripts,
+/// segmentation, GANs, classic NLP, LLM application frameworks, export toolchains, MoE and long
+/// context, image-generation repositories; Kaggle, small pre-training, translation, code LLMs,
+/// other inference engines, distributed training, desktop diffusion apps, mobile and Vulkan GPUs;
+/// hosted demos, document AI, fine-tuning front ends, grounding models, geospatial, pose). On
+/// first contact they scored GPU OOM 347/374, figures 134/147, phase 131/231, engine 353/374,
+/// unknown kept 115/143, cause 200/223; after the session's rules 356/374, 136/147, 142/231,
+/// 353/374, 117/143 and 200/223. The corpus then stood at GPU OOM 0.962, figures 0.958, phase
+/// 0.703, engine 0.933, unknown kept 0.836 and cause 0.915 on 8615 texts: the floors stand.
 const FLOORS: [(Measure, f64); 6] = [
     (Measure::GpuOom, 0.96),
     (Measure::Figures, 0.955),

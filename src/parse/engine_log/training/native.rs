@@ -230,12 +230,7 @@ pub(super) fn gdb_frame(text: &str, facts: &mut LineFacts) {
 /// Loader>::load_model_from_path`): the `Type::method` ([`type_and_method`]) with `<native>`
 /// as its file, innermost first as printed.
 pub(super) fn rust_frame(text: &str, facts: &mut LineFacts) {
-    let trimmed = text.trim_start();
-    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || facts.frame.is_some() {
-        return;
-    }
-    let Some(symbol) = trimmed[digits..].strip_prefix(": ") else {
+    let Some(symbol) = numbered_symbol(text, facts) else {
         return;
     };
     let symbol = symbol.trim_end();
@@ -259,12 +254,7 @@ pub(super) fn rust_frame(text: &str, facts: &mut LineFacts) {
 /// raises it through Python: `  8: mlc::llm::LLMChat::Reload(tvm::runtime::TVMArgValue, …)`
 /// over `        at /workspace/mlc-llm/cpp/llm_chat.cc:504`): the method with its class.
 pub(super) fn tvm_frame(text: &str, facts: &mut LineFacts) {
-    let trimmed = text.trim_start();
-    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || facts.frame.is_some() {
-        return;
-    }
-    let Some(symbol) = trimmed[digits..].strip_prefix(": ") else {
+    let Some(symbol) = numbered_symbol(text, facts) else {
         return;
     };
     let name = &symbol[..symbol.find('(').unwrap_or(symbol.len())];
@@ -274,4 +264,15 @@ pub(super) fn tvm_frame(text: &str, facts: &mut LineFacts) {
     if let Some(function) = type_and_method(name) {
         facts.frame = Some((function, NATIVE.to_string()));
     }
+}
+
+/// The symbol of a numbered backtrace line (`   4: a::b::C::method…`, Rust's and TVM's), when
+/// the line has set no frame yet.
+fn numbered_symbol<'a>(text: &'a str, facts: &LineFacts) -> Option<&'a str> {
+    let trimmed = text.trim_start();
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || facts.frame.is_some() {
+        return None;
+    }
+    trimmed[digits..].strip_prefix(": ")
 }
