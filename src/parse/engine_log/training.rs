@@ -849,17 +849,18 @@ fn xla_executable(text: &str, facts: &mut LineFacts) {
 /// that lies in Keras's training scope: Keras 2 `engine/training.py` `_make_train_function`
 /// builds the optimizer's updates under `K.name_scope('training')` and the optimizer's class name
 /// (`training/Adam/…`, `training_1/SGD/…`, also inside a group such as
-/// `GroupCrossDeviceControlEdges_0/training/Adam/…`). A node there is part of a training step.
+/// `GroupCrossDeviceControlEdges_0/training/Adam/…`). A node there is part of a training step,
+/// unless it initialises a variable; a node of GPT-2's sampler is generation.
 fn keras_training_node(text: &str, facts: &mut LineFacts) {
     // TF 1.x `[[{{node x}} = …]]` / `[[Node: x = …]]`, TF 2.0–2.3 `[[node x (defined at …) ]]`.
-    let node_name = |rest: &'_ str| -> String {
+    fn node_name(rest: &str) -> &str {
         let rest = rest
             .trim_start_matches("{{node ")
             .trim_start_matches("Node: ")
             .trim_start_matches("node ");
-        rest.split(['}', ' ', ']']).next().unwrap_or("").to_string()
-    };
-    let names: Vec<String> = text.split("[[").skip(1).map(node_name).collect();
+        rest.split(['}', ' ', ']']).next().unwrap_or("")
+    }
+    let names: Vec<&str> = text.split("[[").skip(1).map(node_name).collect();
     // OpenAI's GPT-2 sampler (`src/sample.py` `sample_sequence`: `with
     // tf.name_scope('sample_sequence')`), kept by gpt-2-simple and its forks: text generation.
     if names
@@ -869,8 +870,6 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
         facts.late_phase = Some(Phase::Inference);
         return;
     }
-    // `training`, or `training_N` for the N-th model built in the same graph (TF uniquifies
-    // name scopes), then the optimizer's class name.
     // An optimizer's slot variable being initialised (`training/Adam/Variable_30/Assign`, a
     // `…/adam_m/Initializer/zeros` feeding an `Assign`): Keras and TF 1.x run these once,
     // when the session initialises its variables, before any step.
@@ -883,6 +882,8 @@ fn keras_training_node(text: &str, facts: &mut LineFacts) {
         };
         (last == "Assign" && variable) || segments.contains(&"Initializer")
     };
+    // `training`, or `training_N` for the N-th model built in the same graph (TF uniquifies
+    // name scopes), then the optimizer's class name.
     let training = names.iter().filter(|name| !initialising(name)).any(|name| {
         name.match_indices("training").any(|(at, word)| {
             let starts = at == 0 || name.as_bytes()[at - 1] == b'/';
