@@ -379,6 +379,17 @@ fn vllm_steps(
                 );
             }
         }
+        Cause::KvCacheBudget if failure.details.mamba_cache_blocks.is_some() => {
+            let blocks = failure.details.mamba_cache_blocks.unwrap_or_default();
+            builder.step(format!(
+                "lower `--max-num-seqs` to at most {blocks}: each decode sequence needs one Mamba state block"
+            ));
+            builder.step(format!("or raise `--gpu-memory-utilization`{util} (default 0.9) if nothing else uses this GPU, so more blocks fit"));
+            builder.step(format!(
+                "or add GPUs: `--tensor-parallel-size {}` splits the state cache too",
+                (tp * 2).max(2)
+            ));
+        }
         Cause::KvCacheBudget => {
             let target = failure
                 .details

@@ -1126,6 +1126,31 @@ pub fn decide(inputs: PhaseInputs<'_>) -> PhaseReport {
         )),
         _ => from_frames,
     };
+    // A checkpoint quantized as it loads (transformers' GPTQ quantizer runs inside
+    // `from_pretrained`, its bar `Quantizing model.layers blocks :  46%|` drawn above the
+    // traceback of the app's `load_model`): the loader's frames enclose the conversion, and the
+    // conversion's own line, the last stage the log opened, says which part of the load failed.
+    // Not a move of the weights onto the GPU, which is the load's own work, and only a line
+    // printed right above the traceback (the bar the exception broke), not a conversion's
+    // command pasted before the run.
+    let loading = frames
+        .decided
+        .is_some_and(|(_, rule)| rule.role != Role::Move && rule.phase == Phase::WeightsLoad);
+    let first_frame = inputs.frames.iter().map(|frame| frame.line).min();
+    let from_frames = match (&from_frames, progress.in_progress, first_frame) {
+        (Some((Phase::WeightsLoad, why)), Some((Phase::FormatConversion, line)), Some(first))
+            if loading && line < first && first - line <= 3 =>
+        {
+            Some((
+                Phase::FormatConversion,
+                format!(
+                    "line {line}: the conversion's own line is the last stage the log opened, \
+                     inside the loader ({why}): the checkpoint is converted as it loads"
+                ),
+            ))
+        }
+        _ => from_frames,
+    };
     // A full disk fails a write (a checkpoint, a cache, a log, a download), none of the stages:
     // the stage the log shows running, a line under the failure or the words next to it say
     // what the run was doing, not which write failed. Only a frame, the engine's own line or
@@ -1340,3 +1365,5 @@ mod s51_tests;
 mod s52_tests;
 #[cfg(test)]
 mod s54_tests;
+#[cfg(test)]
+mod s55_tests;

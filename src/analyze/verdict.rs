@@ -842,7 +842,11 @@ fn kv_facts(builder: &mut Builder<'_>, failure: &OomMessage) {
     let inputs = builder.inputs;
     let details = &failure.details;
     let max_len = details.max_model_len.or(inputs.config.max_model_len);
-    if let (Some(max_len), Some(capacity)) = (max_len, details.kv_cache_capacity_tokens) {
+    if let (Some(seqs), Some(blocks)) = (details.max_num_seqs, details.mamba_cache_blocks) {
+        builder.fact(format!(
+            "the state cache holds {blocks} Mamba blocks, one per decode sequence, but max_num_seqs is {seqs} (framework error text)"
+        ));
+    } else if let (Some(max_len), Some(capacity)) = (max_len, details.kv_cache_capacity_tokens) {
         builder.fact(format!(
             "the KV cache holds {capacity} tokens but max_model_len is {max_len}: not even one full-length request fits (framework error text)"
         ));

@@ -282,6 +282,12 @@ pub struct EngineFigures {
     /// vLLM: the model's max seq len (`max_model_len`) named by the KV-capacity check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_model_len: Option<u64>,
+    /// vLLM: `max_num_seqs` named by the hybrid models' state-cache check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_num_seqs: Option<u64>,
+    /// vLLM V1 hybrid models: Mamba state-cache blocks that fit (one per decode sequence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamba_cache_blocks: Option<u64>,
     /// vLLM V0: tokens the KV cache can hold (`block_size × num_gpu_blocks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_capacity_tokens: Option<u64>,

@@ -11,7 +11,7 @@ use crate::analyze::phase::{
 use crate::model::explain::PhaseReport;
 
 mod nearby;
-use nearby::{nearby_words, RAY_LARGEST_USER, RAY_TASK};
+use nearby::{nearby_words, APP_NODE, RAY_LARGEST_USER, RAY_TASK};
 
 /// How far under a failure's message a line may report its stage (see `Collected::late`).
 const LATE_LINES: u64 = 40;
@@ -389,8 +389,11 @@ fn read_phase(
             // a program's own line announcing a model applied to its inputs, `Creating
             // embeddings. May take some minutes...` above `Killed`, is its log, not a
             // reporter's words: the inputs read and batched are that stage's too.)
+            // (And a workflow's node named by the app at the failure: the node ran when the
+            // host's memory ran out, as when the GPU's did.)
             *what == RAY_TASK
                 || *what == RAY_LARGEST_USER
+                || *what == APP_NODE
                 || (*phase == Phase::Inference
                     && what.starts_with("the program's log line announcing"))
                 || !crate::analyze::phase::prose::words_unshown(host_memory(failure), *phase, words)

@@ -582,6 +582,15 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "predictions",
         ],
     ),
+    // An audio separation model applied to a recording (Demucs' `separate.py`: `Separating
+    // track ben.mp3` above its bar over the track's chunks).
+    (
+        Phase::Inference,
+        &["separating"],
+        &[
+            "track", "tracks", "audio", "file", "files", "sources", "vocals", "stems",
+        ],
+    ),
     // The training loop announced as it starts (`maskrcnn_benchmark.trainer INFO: Start
     // training`, `Starting training`, `Beginning fine-tuning`): its first step runs next. Not the
     // training data named after the word (`Starting training data preprocessing`: see
@@ -995,6 +1004,7 @@ mod tests {
             Some(Phase::Inference)
         );
         assert_eq!(phase("Generating 4 images ..."), Some(Phase::Inference));
+        assert_eq!(phase("Separating track ben.mp3"), Some(Phase::Inference));
         assert_eq!(
             phase("2019-12-11 05:25:21,147 maskrcnn_benchmark.trainer INFO: Start training"),
             Some(Phase::TrainingStep)

@@ -40,6 +40,10 @@ pub(super) const RULES: &[Rule] = &[
     rule("for max tokens in paged KV cache", trtllm_kv_allocated),
     // diffusers: `Loading pipeline components...:  43%|████▎     | 3/7 [00:01<00:01,  2.31it/s]`.
     rule("Loading pipeline components", pipeline_loading),
+    // CompVis latent diffusion's model factory, as ControlNet's `cldm/model.py` `create_model`
+    // prints it (`print(f'Loaded model config from [{config_path}]')`), then builds the model
+    // from the config and reads its checkpoint: the load has begun.
+    rule("Loaded model config from [", ldm_create_model),
     // transformers' `from_pretrained` fetching a sharded checkpoint (`utils/hub.py`
     // `get_checkpoint_shard_files`: `tqdm(shard_filenames, desc="Downloading shards")`):
     // `Downloading shards: 100%|████| 2/2 [01:57<00:00, 58.91s/it]`; the shards are loaded next.
@@ -191,6 +195,14 @@ fn trtllm_kv_sizing(_text: &str, facts: &mut LineFacts) {
 
 fn trtllm_kv_allocated(_text: &str, facts: &mut LineFacts) {
     event(facts, EventKind::KvCacheAllocated, Phase::KvCacheAlloc);
+}
+
+fn ldm_create_model(text: &str, facts: &mut LineFacts) {
+    if let Some(at) = text.find("Loaded model config from [") {
+        if is_log_prefix(&text[..at]) {
+            event(facts, EventKind::WeightsLoadStart, Phase::WeightsLoad);
+        }
+    }
 }
 
 fn pipeline_loading(text: &str, facts: &mut LineFacts) {

@@ -12,6 +12,18 @@ use super::{rule, LineFacts, Rule};
 /// repeats `load`, `generation throughput` and `SamplingParams` on every line, and a marker makes
 /// each line it is on worth parsing.
 pub(super) const MARKERS: &[&str] = &[
+    // (Session 55: a served model's first prompt, requests sent to an endpoint, Xinference's
+    // launch of a model, in a title's capitals too.)
+    "first prompt",
+    "to the endpoint",
+    "aunch model",
+    // (… a device set up at start: `initializing the WebGPU device`, ffmpeg's `Device creation
+    // failed`.)
+    "nitializing the WebGPU",
+    "nitializing the webgpu",
+    "nitializing the GPU",
+    "nitializing the gpu",
+    "evice creation failed",
     // (Session 51: an RL loop's actor update, in a title's capitals too.)
     "ctor updat",
     "ctor Updat",

@@ -22,6 +22,9 @@ pub(super) const RULES: &[Rule] = &[
     ),
     // The driver's context made at the first CUDA call (session 47).
     rule("cuDevicePrimaryCtxRetain", context_creation),
+    // (OptiX 6's wrapper capitalises it: `cudaDriver().CuDevicePrimaryCtxRetain( &context, …)
+    // returned (2): Out of memory`.)
+    rule("CuDevicePrimaryCtxRetain", context_creation),
     rule("cuCtxCreate", context_creation),
     // The RAPIDS Accelerator's device memory set up as a Spark executor starts (session 47).
     rule("Rmm.initialize(", rmm_java_initialize),
@@ -185,7 +188,10 @@ fn context_creation(text: &str, facts: &mut LineFacts) {
                 .is_some_and(|c| c.is_ascii_alphanumeric())
         })
     };
-    if named("cuDevicePrimaryCtxRetain") || named("cuCtxCreate") {
+    if named("cuDevicePrimaryCtxRetain")
+        || named("CuDevicePrimaryCtxRetain")
+        || named("cuCtxCreate")
+    {
         facts.failed_phase_hint = Some(Phase::Startup);
     }
 }

@@ -65,12 +65,18 @@ pub(super) const RULES: &[Rule] = &[
     rule("Moving model(s) has taken ", forge_model_moves),
     // TensorFlow's eager footer: a traced function's name or an op's.
     rule("[Op:", eager_op),
+    // The same traced function named by a graph or XLA compilation error (`Resource exhausted:
+    // {{function_node __inference_train_function_453721}} Compilation failure: Ran out of
+    // memory in memory space hbm.`, TPU and GPU alike).
+    rule("{{function_node __inference_", keras_function_op),
     rule("Generation failed", stage_failed),
     rule("generation failed", stage_failed),
     rule("Inference failed", stage_failed),
     rule("inference failed", stage_failed),
     rule("Prediction failed", stage_failed),
     rule("prediction failed", stage_failed),
+    rule("Error processing image", stage_failed),
+    rule("Error processing frame", stage_failed),
     rule(
         "Enabling checkpointing to reduce memory usage",
         unet_training_retry,
@@ -131,11 +137,14 @@ fn eager_backward_op(text: &str, facts: &mut LineFacts) {
 /// `make_predict_function`; Keras 3 names all three `one_step_on_iterator`, which says
 /// nothing): under the failure, the training step or a prediction pass was running.
 fn keras_function_op(text: &str, facts: &mut LineFacts) {
-    let Some(at) = text.find("[Op:__inference_") else {
+    let Some((at, head)) = ["[Op:__inference_", "{{function_node __inference_"]
+        .into_iter()
+        .find_map(|head| text.find(head).map(|at| (at, head)))
+    else {
         return;
     };
-    let name = &text[at + "[Op:__inference_".len()..];
-    let name = name.split(']').next().unwrap_or_default();
+    let name = &text[at + head.len()..];
+    let name = name.split([']', '}']).next().unwrap_or_default();
     let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
     facts.late_phase = match name {
         "train_function" => Some(Phase::TrainingStep),
@@ -152,11 +161,18 @@ fn keras_function_op(text: &str, facts: &mut LineFacts) {
 /// read.
 fn stage_failed(text: &str, facts: &mut LineFacts) {
     let lower = text.to_ascii_lowercase();
-    let Some(at) = ["generation failed", "inference failed", "prediction failed"]
-        .iter()
-        .filter_map(|phrase| lower.find(phrase))
-        .min()
-    else {
+    // (Also an app's loop over its inputs reporting the one that failed: `ERROR - Error
+    // processing image 27: CUDA out of memory.`, `Error processing frame 12: …`.)
+    let Some(at) = [
+        "generation failed",
+        "inference failed",
+        "prediction failed",
+        "error processing image",
+        "error processing frame",
+    ]
+    .iter()
+    .filter_map(|phrase| lower.find(phrase))
+    .min() else {
         return;
     };
     let before = lower[..at].trim_end();

@@ -26,6 +26,9 @@ pub(super) const RULES: &[Rule] = &[
     rule("vLLM is using nccl==", nccl),
     rule("Automatically detected platform", platform),
     rule("Starting to load model", load_start),
+    // The speculative decoder's draft model (`v1/worker/gpu_model_runner.py` `load_model`,
+    // 0.8+: `Loading drafter model...` after the target's weights).
+    rule("Loading drafter model", load_start),
     rule("checkpoint shards:", shards),
     rule("Loading weights took", weights_read),
     rule("Loading model weights took", weights_loaded),

@@ -249,7 +249,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::CudaError, error_begin(text, position)));
         }
     }
-    if let Some(position) = super::find(text, "CUBLAS_STATUS_ALLOC_FAILED") {
+    // (hipBLAS's twin on ROCm: `HIPBLAS_STATUS_ALLOC_FAILED`, its workspace or handle.)
+    if let Some(position) = super::find(text, "CUBLAS_STATUS_ALLOC_FAILED")
+        .or_else(|| super::find(text, "HIPBLAS_STATUS_ALLOC_FAILED"))
+    {
         return Some((Family::Cublas, error_begin(text, position)));
     }
     if let Some(position) = super::find(text, "CUBLAS_STATUS_NOT_INITIALIZED") {

@@ -115,7 +115,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
                     "CL_",
                 ]
             };
-            if !names.contains(&name) {
+            // (Omniverse Kit's Vulkan plugin names the result without its prefix:
+            // `[carb.graphics-vulkan.plugin] VkResult: ERROR_OUT_OF_DEVICE_MEMORY`.)
+            let kit = name == "ERROR_" && text[..name_start].trim_end().ends_with("VkResult:");
+            if !kit && !names.contains(&name) {
                 continue;
             }
             let begin = text[..name_start]
@@ -304,6 +307,27 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     // Metal Performance Shaders' command-buffer cache (`MPSCore/Utility/MPSCommandBufferImageCache
     // .mm`: failed assertion `Failed to allocate private MTLBuffer for size 2717908992`), Core ML
     // and Apple's ml-stable-diffusion on an iPhone's or iPad's GPU: the request in bytes.
+    // NVIDIA Warp (`warp/context.py` `Device.allocator` → `alloc`: `raise RuntimeError("Memory
+    // allocation failed on device: {} for {} bytes".format(device, num_bytes))`) on a CUDA
+    // device, as ManiSkill's soft-body scenes surface it; CubeCL's memory management under
+    // Burn (`No memory pool big enough to reserve N bytes.`) and its wgpu server (`can't
+    // allocate buffer of size: N`).
+    if let Some(found) =
+        regex!(r"Memory allocation failed on device: cuda(?::\d+)? for \d+ bytes").find(text)
+    {
+        return Some((
+            Family::Framework(FrameworkKind::DeviceRuntime),
+            found.start(),
+        ));
+    }
+    for needle in [
+        "No memory pool big enough to reserve",
+        "can't allocate buffer of size:",
+    ] {
+        if let Some(position) = find(text, needle) {
+            return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
+        }
+    }
     if let Some(position) = find(text, "Failed to allocate private MTLBuffer for size") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
@@ -459,6 +483,9 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
     .or_else(|| integer_of(regex!(r"Errorallocating(\d+)bytesofdevicememory"), squeezed))
     .or_else(|| integer_of(regex!(r"Can'tallocate(\d+)bytesondevice"), squeezed))
     .or_else(|| integer_of(regex!(r"FailedtoallocateprivateMTLBufferforsize(\d+)"), squeezed))
+    .or_else(|| integer_of(regex!(r"Memoryallocationfailedondevice:cuda(?::\d+)?for(\d+)bytes"), squeezed))
+    .or_else(|| integer_of(regex!(r"Nomemorypoolbigenoughtoreserve(\d+)bytes"), squeezed))
+    .or_else(|| integer_of(regex!(r"can'tallocatebufferofsize:(\d+)"), squeezed))
     .or_else(|| {
         integer_of(
             regex!(r"Exceededmaxsizeofmemoryobjectallocation:requested(\d+)bytes"),

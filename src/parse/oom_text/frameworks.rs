@@ -512,6 +512,7 @@ pub(super) fn is_complete(kind: FrameworkKind, squeezed: &str) -> bool {
         // NCCL's size comes on the next warning ([`continuation`]).
         FrameworkKind::Nccl => squeezed.contains("FailedtoCUDA"),
         FrameworkKind::Faiss => super::devices::faiss_complete(squeezed),
+        FrameworkKind::Science => super::science::is_complete(squeezed),
         // CUDA.jl's usage lines follow its first line (devices.rs).
         FrameworkKind::DeviceRuntime if squeezed.contains("OutofGPUmemorytryingtoallocate") => {
             squeezed.contains("reserved)") || squeezed.contains("SplittingPoolefficiency")
@@ -552,6 +553,7 @@ pub(super) fn continuation(kind: FrameworkKind, text: &str) -> Continuation {
         FrameworkKind::Faiss if text.contains(" bytes") || text.contains("cudaMalloc error") => {
             Continuation::Append
         }
+        FrameworkKind::Science => super::science::continuation(text),
         _ if super::is_wrap_continuation(text) => Continuation::Append,
         _ => Continuation::Close,
     }
@@ -663,6 +665,7 @@ pub(super) fn parse(kind: FrameworkKind, squeezed: &str) -> Parsed {
         FrameworkKind::Paddle => parse_paddle(squeezed),
         FrameworkKind::DeviceRuntime => super::devices::parse(squeezed),
         FrameworkKind::Faiss => super::devices::parse_faiss(squeezed),
+        FrameworkKind::Science => super::science::parse(squeezed),
         FrameworkKind::OnnxRuntime => {
             // The same arena serves the CPU provider: a line that names the CPU is the host's.
             let lower = squeezed.to_ascii_lowercase();

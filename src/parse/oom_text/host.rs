@@ -64,6 +64,10 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     for needle in [
         "session crashed after using all available RAM",
         "notebook tried to allocate more memory than is available",
+        // Chromium's crashed-tab page (`Aw, Snap!` with the error code `Out of memory`): the
+        // renderer process ran out of the host's memory, also when a WebGPU page crashed.
+        "Aw, Snap! Out of memory",
+        "Aw, Snap!\nOut of memory",
     ] {
         if let Some(position) = super::find(text, needle) {
             return Some((Family::Host(HostKind::MemoryError), position));

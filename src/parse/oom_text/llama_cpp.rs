@@ -33,9 +33,10 @@ fn is_failure_line(text: &str) -> bool {
         || is_vulkan_allocation(text)
         // (the Kompute backend of older llama.cpp forks: "Error allocating memory
         // ErrorOutOfDeviceMemory"), or a title that quotes the error in brackets after the
-        // failure (`Vulkan Device memory allocation failed (ErrorOutOfDeviceMemory )`); not prose
+        // failure (`Vulkan Device memory allocation failed (ErrorOutOfDeviceMemory )`, `Vulkan Memory
+        // Allocation Failure on Large Buffer Request (ErrorOutOfDeviceMemory)`); not prose
         // that names the error in backticks.
-        || regex!(r"(?::\s*|allocating memory |allocation failed \(\s*)ErrorOutOfDeviceMemory")
+        || regex!(r"(?::\s*|allocating memory |(?i:allocation fail)[^()\n]{0,60}\(\s*)ErrorOutOfDeviceMemory")
             .is_match(text)
         // ggml-metal: "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
         // after "command buffer N failed with status 5"; not the code alone on a line of its own,

@@ -492,6 +492,18 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("GL_OUT_OF_MEMORY", Words),
         ("not enough memory left to execute the command", Words),
         ("allocate private MTLBuffer", Words),
+        // Scientific and rendering codes (science.rs): LAMMPS's GPU package, Blender Cycles'
+        // device; vLLM's Mamba state cache too small for max_num_seqs (vllm.rs).
+        ("Insufficient memory on accelerator", Words),
+        ("System is out of GPU", Words),
+        ("exceeds available Mamba cache blocks", Words),
+        // hipBLAS's allocation status (cuda.rs), ArrayFire's device pool (science.rs).
+        ("HIPBLAS_STATUS_ALLOC_FAILED", Words),
+        ("Device out of memory:", Words),
+        // NVIDIA Warp's allocator, CubeCL's pools (devices.rs).
+        ("Memory allocation failed on device", Words),
+        ("No memory pool big enough", Words),
+        ("can't allocate buffer of size", Words),
         // ggml's device pool retrying a failed allocation: its size for the error that follows
         // when the retry fails too (detector.rs), read in the error's window of a long log.
         ("cached buffers and retrying", Words),

@@ -44,6 +44,7 @@ mod normalize;
 mod not_oom;
 mod pinned;
 mod pytorch;
+mod science;
 mod sglang;
 mod size;
 mod start;
@@ -148,6 +149,9 @@ pub(crate) enum FrameworkKind {
     SparkRapids,
     /// dask-cuda's spill-on-demand finding nothing to spill (`RMM allocation of N failed`).
     RmmSpill,
+    /// Scientific and rendering codes' own wordings: RELION, LAMMPS, Blender Cycles, Mitsuba,
+    /// MATLAB's GPU arrays (science.rs).
+    Science,
 }
 
 /// Not a memory shortage (not_oom.rs).
@@ -341,6 +345,8 @@ mod s52_tests;
 mod s53_tests;
 #[cfg(test)]
 mod s54_tests;
+#[cfg(test)]
+mod s55_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

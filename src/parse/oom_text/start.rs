@@ -2,7 +2,7 @@
 
 use super::{
     cuda, devices, echo, find, frameworks, host, llama_cpp, look_alike, mention, not_oom, pytorch,
-    sglang, tgi, vllm, Family,
+    science, sglang, tgi, vllm, Family,
 };
 
 /// The family whose message starts on this line, and the byte offset where it starts.
@@ -90,6 +90,7 @@ fn message_start(text: &str) -> Option<(Family, usize)> {
         .or_else(|| pytorch::start(text))
         .or_else(|| frameworks::start(text))
         .or_else(|| devices::start(text))
+        .or_else(|| science::start(text))
         .or_else(|| cuda::start(text))
         .or_else(|| host::start(text))
         .or_else(|| not_oom::start(text))

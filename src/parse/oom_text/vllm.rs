@@ -22,6 +22,15 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     }
     // (Retyped in lower case in a report: `received the error no available memory for the
     // cache blocks during allocation`.)
+    // V1 hybrid (Mamba/linear-attention) models: the state cache holds one block per decode
+    // sequence, and fewer blocks fit in the KV budget than `max_num_seqs` asks for
+    // (`ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (969). Each decode
+    // sequence requires one Mamba cache block, so CUDA graph capture cannot proceed. …`): the
+    // cache is sized too small for the configuration, as when no block fits at all.
+    if let Some(position) = super::find(text, "exceeds available Mamba cache blocks") {
+        let begin = text[..position].rfind("max_num_seqs").unwrap_or(position);
+        return Some((Family::VllmNoCacheBlocks, begin));
+    }
     if let Some(position) = super::find(text, "No available memory for the cache blocks")
         .or_else(|| super::find(text, "no available memory for the cache blocks"))
     {
@@ -122,9 +131,24 @@ pub(super) fn parse(family: Family, s: &str) -> Option<Parsed> {
             }
             parsed
         }
-        Family::VllmNoCacheBlocks => Parsed::new(OomKind::VllmNoCacheBlocks, true),
+        Family::VllmNoCacheBlocks => {
+            let mut parsed = Parsed::new(OomKind::VllmNoCacheBlocks, true);
+            if let Some(caps) =
+                regex!(r"max_num_seqs\((\d+)\)exceedsavailableMambacacheblocks\((\d+)\)")
+                    .captures(s)
+            {
+                let number = |i: usize| caps.get(i).and_then(|m| m.as_str().parse().ok());
+                parsed.details.max_num_seqs = number(1);
+                parsed.details.mamba_cache_blocks = number(2);
+            }
+            parsed
+        }
         Family::VllmMaxSeqLen => {
-            let mut parsed = Parsed::new(OomKind::VllmMaxSeqLenTooLarge, true);
+            // vLLM's CPU back end keeps its KV cache in the host's RAM, sized by
+            // `VLLM_CPU_KVCACHE_SPACE` (`vllm/platforms/cpu.py`), which its error names in place
+            // of `gpu_memory_utilization`: the host's memory, not a GPU's.
+            let on_gpu = !s.contains("VLLM_CPU_KVCACHE_SPACE");
+            let mut parsed = Parsed::new(OomKind::VllmMaxSeqLenTooLarge, on_gpu);
             let details = &mut parsed.details;
             details.max_model_len = integer_of(regex!(r"maxseqlen\((\d+)\)"), s);
             // V0: "… stored in KV cache (21264)."

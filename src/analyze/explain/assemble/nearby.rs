@@ -51,6 +51,8 @@ fn runtime_prefix(text: &str) -> bool {
 
 /// What names the stage when Ray's memory monitor names the killed worker's task.
 pub(super) const RAY_TASK: &str = "the task of the worker Ray killed";
+/// The evidence of an app's node named at the failure (ComfyUI's `Error occurred when executing X:`).
+pub(super) const APP_NODE: &str = "the app's node that raised it";
 pub(super) const RAY_LARGEST_USER: &str =
     "the task of the node's largest user of memory when Ray killed a worker";
 
@@ -232,7 +234,7 @@ pub(super) fn nearby_words<'a>(
             node_phase(name)
         };
         if let Some(phase) = phase {
-            return Some((line, phase, "the app's node that raised it", name));
+            return Some((line, phase, APP_NODE, name));
         }
     }
     // ComfyUI's dispatch (`execution.py` `map_node_over_list` → `getattr(obj, func)(**inputs)`)

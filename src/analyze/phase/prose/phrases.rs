@@ -184,6 +184,18 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("when inferencing", Phase::Inference),
     ("running inference", Phase::Inference),
     ("run inference", Phase::Inference),
+    // … with an article (`I was running an inference for a complex with N_token 2372`).
+    // (Not `run the inference code` or `the inference example`: the job, not the stage; nor a
+    // guess at what a tool does, `it needs to load the model to run an inference process`.)
+    ("running an inference", Phase::Inference),
+    // A title that files the failure under inference (`Inference OOM for separation`).
+    ("inference oom", Phase::Inference),
+    // An audio separation model applied to a recording (Demucs, SpeechBrain's SepFormer:
+    // `When doing speech separation with the WHAMR!16K model`).
+    ("speech separation", Phase::Inference),
+    ("source separation", Phase::Inference),
+    ("while separating", Phase::Inference),
+    ("when separating", Phase::Inference),
     ("at inference", Phase::Inference),
     // The failure placed on the inference (`CUDA out of memory error on inference`, `OOM in
     // inference`), an inference run named as the subject (`the inference of a video file`).
@@ -199,6 +211,17 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("the first request", Phase::Inference),
     // … by its sender (`Then you send your first request and the whole thing crashes`).
     ("your first request", Phase::Inference),
+    // … or its prompt (`boots, captures graphs, answers /health 200, dies on the first prompt`).
+    ("the first prompt", Phase::Inference),
+    // Requests named by which of them fail (`I'm getting this error now on certain requests`)
+    // or where they go (`any request to the endpoint resolves to the following error`).
+    ("on certain requests", Phase::Inference),
+    ("on some requests", Phase::Inference),
+    ("request to the endpoint", Phase::Inference),
+    ("requests to the endpoint", Phase::Inference),
+    // A chat app's answers stopped coming (`After some time it just stops generating answers`).
+    ("generating answers", Phase::Inference),
+    ("generating replies", Phase::Inference),
     ("my first request", Phase::Inference),
     ("send your request", Phase::Inference),
     // A chat app's message to its model (`When sending a message the colab Console spits out
@@ -345,6 +368,18 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("won't start", Phase::Startup),
     ("doesn't start", Phase::Startup),
     ("does not start", Phase::Startup),
+    // Xinference's own words for starting a model's worker (`xinference launch`, the web UI's
+    // `launch model sd3-medium`), as its `launch_model` frame reads.
+    ("launch model", Phase::Startup),
+    // An app that cannot begin its work (`Sunshine can't start streaming on NVIDIA with Nvenc`).
+    ("can't start", Phase::Startup),
+    ("cannot start", Phase::Startup),
+    // A device set up before any work: a WebGPU adapter's device requested with its limits
+    // (`Find an error initializing the WebGPU device`), ffmpeg's hardware device for a decoder
+    // (`Device creation failed: -12.`).
+    ("initializing the webgpu device", Phase::Startup),
+    ("initializing the gpu", Phase::Startup),
+    ("device creation failed", Phase::Startup),
     ("fails to launch", Phase::Startup),
     ("failed to launch", Phase::Startup),
     ("fail to launch", Phase::Startup),

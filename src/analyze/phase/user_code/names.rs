@@ -512,8 +512,8 @@ pub fn node_phase(name: &str) -> Option<Phase> {
 /// ones included, apply models to its inputs (samplers, interpolators, upscalers, detailers,
 /// face swappers, text encoders); ComfyUI loads models inside its loader nodes or lazily under
 /// a sampler, whose frames then decide. Not a node that reads, writes or shows files, trains,
-/// or frees memory: those apply no model (`SaveImage`, `PreviewImage`, `LoadImage`,
-/// `TrainLoraNode`, `UnloadAllModels`).
+/// or frees memory, or joins images: those apply no model (`SaveImage`, `PreviewImage`,
+/// `LoadImage`, `TrainLoraNode`, `UnloadAllModels`, `ImageConcatMulti`).
 pub fn workflow_node_phase(name: &str) -> Option<Phase> {
     if let Some(phase) = node_phase(name) {
         return Some(phase);
@@ -521,7 +521,7 @@ pub fn workflow_node_phase(name: &str) -> Option<Phase> {
     let lower = name.to_ascii_lowercase();
     const NO_MODEL: &[&str] = &[
         "load", "save", "preview", "show", "train", "download", "upload", "cache", "clear", "free",
-        "unload", "purge", "cleanup", "print", "display", "note",
+        "unload", "purge", "cleanup", "print", "display", "note", "concat",
     ];
     (!NO_MODEL.iter().any(|word| lower.contains(word))).then_some(Phase::Inference)
 }
