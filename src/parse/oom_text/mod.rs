@@ -150,7 +150,7 @@ pub(crate) enum FrameworkKind {
     /// dask-cuda's spill-on-demand finding nothing to spill (`RMM allocation of N failed`).
     RmmSpill,
     /// Scientific and rendering codes' own wordings: RELION, LAMMPS, Blender Cycles, Mitsuba,
-    /// MATLAB's GPU arrays (science.rs).
+    /// MATLAB's GPU arrays, ArrayFire under Flashlight (science.rs).
     Science,
 }
 

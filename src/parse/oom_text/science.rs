@@ -1,6 +1,6 @@
 //! GPU memory failures of scientific and rendering codes that print neither a framework's
-//! nor the CUDA runtime's wording: cryo-EM refinement, molecular dynamics, path tracers and
-//! MATLAB's GPU arrays.
+//! nor the CUDA runtime's wording: cryo-EM refinement, molecular dynamics, path tracers,
+//! MATLAB's GPU arrays and ArrayFire's (under Flashlight).
 //!
 //! Sources (wording as the code builds it):
 //! * RELION `src/acc/cuda/custom_allocator.cuh` (and its HIP twin `src/acc/hip/
