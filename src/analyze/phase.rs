@@ -1367,3 +1367,5 @@ mod s52_tests;
 mod s54_tests;
 #[cfg(test)]
 mod s55_tests;
+#[cfg(test)]
+mod s56_tests;

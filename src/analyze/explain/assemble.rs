@@ -334,6 +334,19 @@ fn read_phase(
             }
         }
     }
+    // A traceback chained under the failure (`During handling of the above exception, another
+    // exception occurred:`, `The above exception was the direct cause of the following
+    // exception:`): its frames are the callers the error went through before it was caught, so
+    // they show the stage when the failure's own frames do not.
+    if let Some(message) = failure {
+        if read_frames(&frames).decided.is_none()
+            && crate::analyze::phase::user_code_phase(&frames).is_none()
+        {
+            if let Some(chained) = chained_handler_frames(collected, message) {
+                frames = chained;
+            }
+        }
+    }
     let hint = collected
         .hints
         .iter()
@@ -474,6 +487,42 @@ fn driver_frames_below(collected: &Collected, message: &OomMessage) -> Option<Ve
         });
     ((start_up || logged_with_it) && library).then_some(below)
 }
+
+/// The frames of the traceback Python chains under a failure it was handling (see the call
+/// site), when they show a stage (a deciding frame or a wrapper's): the chaining line within a few lines of the failure's end,
+/// the traceback right after it, up to the next traceback.
+fn chained_handler_frames(collected: &Collected, message: &OomMessage) -> Option<Vec<Frame>> {
+    let end = message.end_line.max(message.line);
+    let chained = (end + 1..=end + CHAIN_LINES).find(|&line| {
+        kept_text(collected, line).is_some_and(|text| {
+            text.contains("During handling of the above exception")
+                || text.contains("The above exception was the direct cause")
+        })
+    })?;
+    let start = collected
+        .tracebacks
+        .iter()
+        .copied()
+        .find(|start| *start > chained && *start <= chained + CHAIN_LINES)?;
+    let next = collected
+        .tracebacks
+        .iter()
+        .copied()
+        .find(|later| *later > start)
+        .unwrap_or(u64::MAX);
+    let below: Vec<Frame> = collected
+        .frames
+        .iter()
+        .filter(|frame| frame.line > start && frame.line < next && frame.line <= start + 200)
+        .cloned()
+        .collect();
+    let verdict = read_frames(&below);
+    (verdict.decided.is_some() || verdict.wrapper.is_some()).then_some(below)
+}
+
+/// Lines between a failure's end and Python's chaining line, and between that line and the
+/// chained traceback's head ([`chained_handler_frames`]).
+const CHAIN_LINES: u64 = 4;
 
 /// Lines under a failure searched for its driver's traceback ([`driver_frames_below`]).
 const DRIVER_LINES: u64 = 120;

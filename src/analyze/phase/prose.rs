@@ -1022,6 +1022,15 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
                 || (*phase == Phase::TrainingStep && cjk_job_word(lower, at, phrase)))
         });
         if let Some(at) = found {
+            // A conversion of a document (`when converting multiple pdf files`) is an app's
+            // model at work on the user's input; of a data set, no stage of the model.
+            if *phase == Phase::FormatConversion && grammar::converts_a_document_after(&lower[at..])
+            {
+                if !grammar::converts_data_after(&lower[at..]) {
+                    out.push((at, at + phrase.len(), Phase::Inference));
+                }
+                continue;
+            }
             out.push((at, at + phrase.len(), *phase));
         }
     }
@@ -1058,7 +1067,23 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
     out.retain(|(at, end, phase)| {
         *phase != Phase::TrainingStep || !around.iter().any(|(from, to)| at < to && end > from)
     });
+    // Neither of two stages offered as one (`when training/validating`).
+    let offered: Vec<(usize, usize)> = two_stages(lower).collect();
+    out.retain(|(at, end, _)| !offered.iter().any(|(from, to)| at < to && end > from));
     out
+}
+
+/// Two stages offered as one, joined by a slash (`when training/validating`, `eval/train`):
+/// where each such pair stands in `lower` (see [`line_stage`] and [`hits`]).
+fn two_stages(lower: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    static TWO_STAGES: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        crate::parse::oom_text::compile(concat!(
+            r"\b(?:train|training|fine-?tuning)\s*/\s*(?:val|valid|validat|eval|evaluat|test",
+            r"|infer|predict)[a-z]*\b|\b(?:val|valid|validat|eval|evaluat|test|infer|predict)",
+            r"[a-z]*\s*/\s*(?:train|training|fine-?tuning)\b",
+        ))
+    });
+    TWO_STAGES.find_iter(lower).map(|m| (m.start(), m.end()))
 }
 
 /// Words a conversion of the weights may be qualified by between `during the` and its noun.
@@ -1107,6 +1132,11 @@ fn conversion_named(lower: &str) -> Vec<(usize, usize, Phase)> {
 /// Unloading all Models...`); one stage or none.
 pub fn line_stage(text: &str) -> Option<Phase> {
     let lower = text.to_lowercase();
+    // Two stages offered as one (`CUDA out of memory when training/validating :`, a heading
+    // over a log that shows which): the line decides neither.
+    if two_stages(&lower).next().is_some() {
+        return None;
+    }
     let mut found = PHRASES
         .iter()
         .filter_map(|(phrase, phase)| {

@@ -582,6 +582,14 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "predictions",
         ],
     ),
+    // A surface or mesh taken from a trained field or scene (Neuralangelo's `extract_mesh.py`:
+    // `Extracting surface at resolution 520 764 1028` above its bar over the blocks; `Extracting
+    // mesh with marching cubes`): the trained model queried on a grid, no training step.
+    (
+        Phase::Inference,
+        &["extracting", "exporting"],
+        &["surface", "surfaces", "mesh", "meshes", "isosurface"],
+    ),
     // An audio separation model applied to a recording (Demucs' `separate.py`: `Separating
     // track ben.mp3` above its bar over the track's chunks).
     (
@@ -1005,6 +1013,15 @@ mod tests {
         );
         assert_eq!(phase("Generating 4 images ..."), Some(Phase::Inference));
         assert_eq!(phase("Separating track ben.mp3"), Some(Phase::Inference));
+        assert_eq!(
+            phase("Extracting surface at resolution 520 764 1028"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(
+            phase("Extracting mesh with marching cubes"),
+            Some(Phase::Inference)
+        );
+        assert_eq!(phase("Extracting files to /tmp/data"), None);
         assert_eq!(
             phase("2019-12-11 05:25:21,147 maskrcnn_benchmark.trainer INFO: Start training"),
             Some(Phase::TrainingStep)

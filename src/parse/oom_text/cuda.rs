@@ -302,6 +302,12 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
             return Some((Family::OtherGpu, line_begin(text, position)));
         }
     }
+    // RMM's own exception for a refused device allocation (`rmm::out_of_memory`, a
+    // `std::bad_alloc`: `MemoryError: std::bad_alloc: out_of_memory: CUDA error at: …`), even
+    // with its name cut by the paste (`std::bad_alloc: out_of_m`, NVIDIA/cuml#5936).
+    if let Some(position) = super::find(text, "bad_alloc: out_of_m") {
+        return Some((Family::OtherGpu, line_begin(text, position)));
+    }
     // RMM's `bad_alloc` raised from a device memory resource with its CUDA error cut off by the
     // paste (`MemoryError: std::bad_alloc: CUDA error at: /conda/…/librmm_…/include/rmm/mr/`): an
     // allocation of RMM's that CUDA refused; not one naming another CUDA error

@@ -331,6 +331,19 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
     if let Some(position) = find(text, "Failed to allocate private MTLBuffer for size") {
         return Some((Family::Framework(FrameworkKind::DeviceRuntime), position));
     }
+    // tinygrad's LRU allocator (`tinygrad/runtime/lib.py` `LRUAllocator._alloc_buffer`, 0.7–0.8:
+    // `assert (curr_free := self._get_cur_free_space(device)) > space_to_free, f"out of memory -
+    // requested: {space_to_free/1e9:5.2f} GB, available: {curr_free/1e9:5.2f} GB"`) on a Metal,
+    // CUDA or OpenCL device: the request and what the device had free.
+    if let Some(found) =
+        regex!(r"out of memory - requested: *[\d.]+ GB, available: *[\d.]+ GB").find(text)
+    {
+        let begin = text[..found.start()]
+            .rfind("AssertionError")
+            .filter(|at| found.start() - at <= 20)
+            .unwrap_or(found.start());
+        return Some((Family::Framework(FrameworkKind::DeviceRuntime), begin));
+    }
     // NVIDIA's video encoder refusing a session or its buffers for want of device memory, as
     // FFmpeg's `libavcodec/nvenc.c` `nvenc_print_error` prints it (`"%s: %s (%d)"` with
     // `NV_ENC_ERR_OUT_OF_MEMORY`'s "out of memory", status 10): `[h264_nvenc @ 0x…]
@@ -499,6 +512,14 @@ pub(super) fn parse(squeezed: &str) -> Parsed {
             .map(Bytes);
     parsed.figures.free_bytes =
         integer_of(regex!(r"Driverreport(\d+)bytesfreeand"), squeezed).map(Bytes);
+    // tinygrad's sizes, printed in GB with two decimals.
+    if let Some(caps) =
+        regex!(r"outofmemory-requested:([\d.]+GB),available:([\d.]+GB)").captures(squeezed)
+    {
+        parsed.figures.tried_to_allocate_bytes =
+            caps.get(1).and_then(|m| super::parse_size(m.as_str()));
+        parsed.figures.free_bytes = caps.get(2).and_then(|m| super::parse_size(m.as_str()));
+    }
     // CUDA.jl's request in Julia's units, then its usage lines: the device's used/total, its
     // pool's used and reserved.
     if squeezed.contains("OutofGPUmemorytryingtoallocate") {

@@ -909,8 +909,15 @@ fn dtype_size(name: &str) -> Option<u64> {
 fn parse_tf_tensor(s: &str) -> Parsed {
     // The op placed on the CPU (`on /job:localhost/replica:0/task:0/device:CPU:0 by allocator
     // cpu`, `OpKernelContext::allocate_tensor`'s message names the device and the allocator): the
-    // host's memory, a CPU-only run or an op TensorFlow put on the host.
-    let host = regex!(r"device:CPU:\d|byallocator(?:cpu|mklcpu)\b").is_match(s);
+    // host's memory, a CPU-only run or an op TensorFlow put on the host. Only the first device
+    // named decides: the node text TensorFlow appends (a `_Recv` with `recv_device=…CPU:0`)
+    // names other devices after the failing one.
+    let first_device = regex!(r"device:(CPU|GPU|XLA_GPU):\d")
+        .captures(s)
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str());
+    let host = (first_device == Some("CPU") && !regex!(r"byallocatorGPU_\d+_bfc").is_match(s))
+        || regex!(r"byallocator(?:cpu|mklcpu)\b").is_match(s);
     let mut parsed = if host {
         Parsed::new(OomKind::HostMemory, false)
     } else {

@@ -215,6 +215,7 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("Insufficient VRAM in split for model and cache", Message),
         // vLLM.
         ("Free memory on device", Message),
+        ("Free memory on cuda:", Message),
         ("No available memory for the cache blocks", Message),
         // The same error retyped in lower case in a report.
         ("no available memory for the cache blocks", Words),
@@ -504,6 +505,8 @@ pub const OOM_MARKER_TABLE: &[(&str, OomMarkerRole)] = {
         ("Memory allocation failed on device", Words),
         ("No memory pool big enough", Words),
         ("can't allocate buffer of size", Words),
+        // tinygrad's LRU allocator (devices.rs).
+        ("out of memory - requested:", Words),
         // ggml's device pool retrying a failed allocation: its size for the error that follows
         // when the retry fails too (detector.rs), read in the error's window of a long log.
         ("cached buffers and retrying", Words),

@@ -23,6 +23,13 @@ pub(super) fn mention_start(text: &str) -> Option<(Family, usize)> {
     if names_a_topic(text) || text.contains("of pinned memory") {
         return None;
     }
+    // Flower's crash banner (`flwr/simulation/app.py` `ERROR_MESSAGE_START_SIMULATION`, 1.x:
+    // `Your simulation crashed :(. This could be because of several reasons.` then `- You
+    // clients hit an out-of-memory (OOM) error and actors couldn't recover from it.`): one cause
+    // in its list of possible ones, printed for any crash of the simulation.
+    if text.contains("actors couldn't recover from it") {
+        return None;
+    }
     if let Some(position) = APP_MENTIONS.iter().find_map(|words| find(text, words)) {
         return Some((Family::OtherGpu, position));
     }
@@ -616,6 +623,12 @@ fn class_mention(text: &str) -> Option<usize> {
             // \`torch.cuda.OutOfMemoryError: tried to allocate... 7.75 total capacity\``).
             .or_else(|| {
                 regex!(r"(?:^|[^A-Za-z0-9_.])torch\.(?:cuda\.|xpu\.)?OutOfMemoryError:\s+tried to allocate")
+                    .find(text)
+            })
+            // Or a heading ending with the class, another error named before it (`# Returned
+            // exception: 'X' object has no attribute 'socketio' AND torch.cuda.OutOfMemoryError`).
+            .or_else(|| {
+                regex!(r"^\s*#+\s+.*[^A-Za-z0-9_.]torch\.(?:cuda\.|xpu\.)?OutOfMemoryError\s*$")
                     .find(text)
             })
             // Or the class ending the line with its colon, the message left off (a title's

@@ -348,6 +348,8 @@ mod s54_tests;
 #[cfg(test)]
 mod s55_tests;
 #[cfg(test)]
+mod s56_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod wordings_tests;

@@ -218,7 +218,7 @@ pub(super) fn is_complete(family: Family, squeezed: &str) -> bool {
         }
         _ => {
             squeezed.contains("isreservedbyPyTorchbutunallocated")
-                || squeezed.contains("reservedintotalbyPyTorch)")
+                || regex!(r"reservedintotalby(?i:pytorch)\)").is_match(squeezed)
                 || squeezed.contains("totalreservedbyPyTorch)")
                 || regex!(concat!(size!(), r"cached\)")).is_match(squeezed)
                 || squeezed.contains("morethan1EBmemory")
@@ -320,11 +320,13 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
     let old_wording = s.contains("(GPU") || s.contains("(NPU") || s.contains("(GPV");
     let new_wording = regex!(r"hasatotalcapac").is_match(s); // 2.1+ ("capacty" in 2.1)
     let cached = size_of(regex!(concat!(size!(), r"cached\)")), s);
-    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalbyPyTorch")), s)
+    // `by Pytorch` in some reporters' copies (SimSwapHD #24): the phrase in any case.
+    let reserved_in_total = size_of(regex!(concat!(size!(), "reservedintotalby(?i:pytorch)")), s)
         .or_else(|| size_of(regex!(concat!(size!(), "totalreservedbyPyTorch")), s))
         // The message cut right after the figure's words (`…; 1.54 GiB reserved in total`, a
         // pasted line wrapped or trimmed before `by PyTorch)`).
-        .or_else(|| size_of(regex!(concat!(size!(), "reservedintotal(?:by)?$")), s))
+        // (Or inside `by PyTorch`: `17.55 GiB reserved in total by PyTo`, FastChat#417.)
+        .or_else(|| size_of(regex!(concat!(size!(), "reservedintotal(?:by(?i:p(?:y(?:t(?:o(?:r(?:c(?:h)?)?)?)?)?)?)?)?$")), s))
         // … or inside its first word, the figure after `free;` printed in full (`24.44 MiB
         // free; 6.79 GiB reser` where a paste or an index ends, session 48).
         .or_else(|| {
@@ -486,7 +488,7 @@ fn parse_caching_allocator(accelerator: Accelerator, s: &str) -> Parsed {
             regex!(concat!(size!(), "isreservedbyPyTorchbutunallocated")),
             s,
         )
-        .or_else(|| size_of(regex!(concat!(",and", size!(), "isreserv")), s))
+        .or_else(|| size_of(regex!(concat!(",and", size!(), "isres(?:erv|er?$|$)")), s))
         // … and its `133 MiB reserved but unallocated`, the figure's own words without `is` and
         // `by PyTorch`.
         .or_else(|| size_of(regex!(concat!(size!(), "reservedbutunallocated")), s));

@@ -17,7 +17,11 @@ pub(super) fn start(text: &str) -> Option<(Family, usize)> {
         let begin = super::find(text, "CUDA out of memory occurred").unwrap_or(0);
         return Some((Family::VllmWarmup, begin));
     }
-    if let Some(position) = super::find(text, "Free memory on device") {
+    // (Or retyped short in a report: `Free memory on cuda:0 (38.74/121.63 GiB) < desired
+    // utilization (0.35, 42.57 GiB)`.)
+    if let Some(position) = super::find(text, "Free memory on device")
+        .or_else(|| super::find(text, "Free memory on cuda:"))
+    {
         return Some((Family::VllmStartupFree, position));
     }
     // (Retyped in lower case in a report: `received the error no available memory for the
@@ -113,12 +117,12 @@ pub(super) fn parse(family: Family, s: &str) -> Option<Parsed> {
             parsed
         }
         Family::VllmStartupFree => {
-            if !s.contains("islessthan") {
+            if !s.contains("islessthan") && !s.contains("<desired") {
                 return None; // the INFO advice line, not an error
             }
             let mut parsed = Parsed::new(OomKind::VllmStartupFreeMemory, true);
             let caps = regex!(
-                r"Freememoryondevice(?:cuda:(\d+))?\(([\d.]+)/([\d.]+)GiB\)onstartupislessthan.*?\(([\d.]+),([\d.]+)GiB\)"
+                r"Freememoryon(?:device)?(?:cuda:(\d+))?\(([\d.]+)/([\d.]+)GiB\)(?:onstartupislessthan|<desired).*?\(([\d.]+),([\d.]+)GiB\)"
             )
             .captures(s);
             if let Some(caps) = caps {

@@ -32,6 +32,9 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
     ("during the training process", Phase::TrainingStep),
     // (`The error was got in the step of training`; session 45.)
     ("in the step of training", Phase::TrainingStep),
+    // (`out of memory in the stage of training`, a title; session 56.)
+    ("in the stage of training", Phase::TrainingStep),
+    ("in the process of training", Phase::TrainingStep),
     // The training's course (`as training progressed (around 3 hours), the error appeared`).
     ("as training progressed", Phase::TrainingStep),
     ("training failed midway", Phase::TrainingStep),
@@ -741,7 +744,6 @@ pub(super) const PHRASES: &[(&str, Phase)] = &[
 pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     // A face swapped or changed in an image (roop, FaceFusion, InstantID, ReActor).
     ("face swap", Phase::Inference),
-    ("faceswap", Phase::Inference),
     ("swap faces", Phase::Inference),
     ("swapping faces", Phase::Inference),
     ("change faces", Phase::Inference),
@@ -850,6 +852,30 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("get the embeddings", Phase::Inference),
     ("generating embeddings", Phase::Inference),
     ("generate embeddings", Phase::Inference),
+    // … and the documents embedded, named as the verb's object (`I'm struggling to embed
+    // documents`, `when it is trying to calculate the embeddings of the sentences`; session 56).
+    ("calculating the embeddings", Phase::Inference),
+    ("calculate the embeddings", Phase::Inference),
+    ("embed documents", Phase::Inference),
+    ("embedding documents", Phase::Inference),
+    ("embed the documents", Phase::Inference),
+    ("embedding the documents", Phase::Inference),
+    ("embed my documents", Phase::Inference),
+    ("embedding my documents", Phase::Inference),
+    ("encode the corpus", Phase::Inference),
+    ("encoding the corpus", Phase::Inference),
+    // A mesh taken from a trained field or a generated asset (`when executing mesh
+    // generation`, `the mesh extraction step`), and frames interpolated between a video's
+    // (RIFE, FILM): the model applied to its inputs (session 56).
+    ("mesh extraction", Phase::Inference),
+    ("extracting the mesh", Phase::Inference),
+    ("extract the mesh", Phase::Inference),
+    ("extracting mesh", Phase::Inference),
+    ("mesh generation", Phase::Inference),
+    ("frame interpolation", Phase::Inference),
+    ("interpolating frames", Phase::Inference),
+    ("interpolate frames", Phase::Inference),
+    ("interpolating the frames", Phase::Inference),
     ("during test", Phase::Inference),
     ("at test time", Phase::Inference),
     ("test phase", Phase::Inference),
@@ -1010,6 +1036,14 @@ pub(super) const APPLY_PHRASES: &[(&str, Phase)] = &[
     ("at the time of loading", Phase::WeightsLoad),
     // A validation reached and failed in (`It all goes smoothly until validation, where
     // there's a huge memory usage spike`).
+    // … or begun, the training's epoch over (`when the first Epoch training is finished and
+    // validation starts, the progress bar starts to report an error`; session 56).
+    ("validation starts", Phase::Inference),
+    ("validation begins", Phase::Inference),
+    ("validation started", Phase::Inference),
+    ("evaluation starts", Phase::Inference),
+    ("evaluation begins", Phase::Inference),
+    ("evaluation started", Phase::Inference),
     ("until validation", Phase::Inference),
     ("until the validation", Phase::Inference),
     ("until evaluation", Phase::Inference),

@@ -6,7 +6,7 @@
 
 use super::r;
 use crate::analyze::phase::FrameRule;
-use crate::analyze::phase::Role::{Serve, Stage};
+use crate::analyze::phase::Role::{Serve, Stage, Wrapper};
 use crate::model::explain::Phase::{Inference as I, TrainingStep as T, WeightsLoad as W};
 
 /// A segment of the frame table (its place in the order: `rules.rs` `SEGMENTS`).
@@ -94,6 +94,31 @@ pub(super) const QUALIFIED_APPS: &[FrameRule] = &[
         Serve,
         "langchain",
     ),
+    // --- Web front ends handling a request (gradio `gradio/blocks.py` `Blocks.process_api` →
+    // `call_function`, 3.x–5.x; gradio 3.x `gradio/routes.py` `run_predict`; starlette
+    // `starlette/responses.py` `StreamingResponse.stream_response`, which pulls a streamed
+    // answer from its generator; FastAPI `fastapi/routing.py` `run_endpoint_function`; Flask
+    // `flask/app.py` `Flask.dispatch_request`): the app's model at work on a user's request,
+    // unless a frame, the user's code or a log line inside names another stage (a model loaded
+    // on the first click): wrappers. ---
+    r("process_api", "gradio/blocks.py", I, Wrapper, "gradio"),
+    r("call_function", "gradio/blocks.py", I, Wrapper, "gradio"),
+    r("run_predict", "gradio/routes.py", I, Wrapper, "gradio"),
+    r(
+        "stream_response",
+        "starlette/responses.py",
+        I,
+        Wrapper,
+        "starlette",
+    ),
+    r(
+        "run_endpoint_function",
+        "fastapi/routing.py",
+        I,
+        Wrapper,
+        "fastapi",
+    ),
+    r("dispatch_request", "flask/app.py", I, Wrapper, "flask"),
     // --- GPyTorch (`gpytorch/models/exact_prediction_strategies.py`
     // `DefaultPredictionStrategy.exact_prediction`, 1.x: the predictive mean and covariance of
     // a fitted exact GP at test points, reached from `ExactGP.__call__` in eval mode only) and

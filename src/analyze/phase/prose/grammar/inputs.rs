@@ -316,13 +316,25 @@ pub(super) fn progress_hit(
     }
     // `while running the 74th epoch`, `in the 3rd epoch`, `running to the 10000 steps of
     // 100000`: an ordinal of the training's counter, or a count of steps out of their total.
-    if let Some(unit) = text(index + 1) {
-        let ordinal = word.len() > 2
+    // (`after the 2nd or 3rd step`: two ordinals, the unit after the second.)
+    let is_ordinal = |word: &str| {
+        word.len() > 2
             && word.starts_with(|c: char| c.is_ascii_digit())
             && ["st", "nd", "rd", "th"].iter().any(|suffix| {
                 word.strip_suffix(suffix)
                     .is_some_and(|digits| digits.chars().all(|c| c.is_ascii_digit()))
-            });
+            })
+    };
+    if let Some(unit) = text(index + 1) {
+        let ordinal = is_ordinal(word);
+        let the_before = index.checked_sub(1).and_then(text) == Some("the")
+            || (ordinal
+                && matches!(
+                    index.checked_sub(1).and_then(text),
+                    Some("or" | "and" | "to")
+                )
+                && index.checked_sub(2).and_then(text).is_some_and(is_ordinal)
+                && index.checked_sub(3).and_then(text) == Some("the"));
         let out_of = word.starts_with(|c: char| c.is_ascii_digit())
             && is_count(word)
             && matches!(unit, "steps" | "iterations" | "iters")
@@ -333,7 +345,7 @@ pub(super) fn progress_hit(
             "epoch" | "step" | "iteration" | "iter" | "steps" | "iterations"
         );
         if ((ordinal && counted) || out_of)
-            && index.checked_sub(1).and_then(text) == Some("the")
+            && the_before
             && sentence_reports_a_failure(lower, words[index].start, words[index + 1].end)
         {
             return (!of_another_stage(words, index + 1)).then_some((index, index + 1));

@@ -133,10 +133,19 @@ pub(super) fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
     }) {
         next += 1;
     }
-    words.get(next).is_some_and(|object| {
-        !NOT_WEIGHTS.contains(&object.text)
-            && !matches!(object.text, "another" | "other" | "different" | "others")
-    })
+    // A data set's name before its noun (`when loading \`harmonix\` dataset`, `loading the
+    // COCO dataset`): the noun a word or two later names what is loaded.
+    let named_data = words.get(next + 1..).is_some_and(|rest| {
+        rest.iter()
+            .take(2)
+            .take_while(|w| !matches!(w.text, "model" | "models" | "weights" | "checkpoint"))
+            .any(|w| matches!(w.text, "dataset" | "datasets" | "data"))
+    });
+    !named_data
+        && words.get(next).is_some_and(|object| {
+            !NOT_WEIGHTS.contains(&object.text)
+                && !matches!(object.text, "another" | "other" | "different" | "others")
+        })
 }
 
 /// Whether `convert` at `index` acts on a document or a medium rather than on weights (`I try
@@ -184,6 +193,11 @@ pub(super) fn converts_a_document(words: &[Word<'_>], index: usize) -> bool {
         "mp4",
         "mp3",
         "wav",
+        // A data set changed to another format (`trying to convert the raw data into ogb data
+        // format`): preparing data, not the weights.
+        "data",
+        "dataset",
+        "datasets",
     ];
     words
         .iter()
