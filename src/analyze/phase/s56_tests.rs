@@ -87,6 +87,10 @@ fn two_ordinals_of_a_step_show_the_trainings_progress() {
          step.\n\n{MESSAGE}\n"
     );
     assert_eq!(phase(&text), Phase::TrainingStep);
+    let bare = format!(
+        "During 2nd step, incremental training, I am getting error like this:\n\n{MESSAGE}\n"
+    );
+    assert_eq!(phase(&bare), Phase::TrainingStep);
 }
 
 #[test]

@@ -317,6 +317,8 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
             "shards",
             "checkpoint",
             "checkpoints",
+            // (t5x's `checkpoints.py`: `Restoring key from ckpt: target/token_embedder/…`.)
+            "ckpt",
             "model",
             "state dict",
             "state_dict",
@@ -358,7 +360,16 @@ const STAGES: &[(Phase, &[&str], &[&str])] = &[
     (
         Phase::WeightsLoad,
         BUILDING,
-        &["model", "models", "network", "networks"],
+        &[
+            "model",
+            "models",
+            "network",
+            "networks",
+            // The parameters made where the model runs (t5x's `utils.py`: `Initializing
+            // parameters from scratch.`).
+            "parameters",
+            "params",
+        ],
     ),
     // ModelScope's loader (`modelscope/models/base/base_model.py` `Model.from_pretrained`:
     // `initiate model from <dir>`, then `initialize model from <dir>` as the model class is
@@ -1022,6 +1033,14 @@ mod tests {
             Some(Phase::Inference)
         );
         assert_eq!(phase("Extracting files to /tmp/data"), None);
+        assert_eq!(
+            phase("I0620 01:00:21.223034 140533293238080 utils.py:1085] Initializing parameters from scratch."),
+            Some(Phase::WeightsLoad)
+        );
+        assert_eq!(
+            phase("Restoring key from ckpt: target/token_embedder/embedding"),
+            Some(Phase::WeightsLoad)
+        );
         assert_eq!(
             phase("2019-12-11 05:25:21,147 maskrcnn_benchmark.trainer INFO: Start training"),
             Some(Phase::TrainingStep)

@@ -875,7 +875,11 @@ fn parse_xla(s: &str) -> Parsed {
     figures.total_capacity_bytes = short_size(
         regex!(r"Used\d+(?:\.\d+)?[KMGT]?of(\d+(?:\.\d+)?[KMGT])hbm"),
         s,
-    );
+    )
+    // Newer libtpu's wording of the same check (vllm-project/tpu-inference#3077: "Ran out of
+    // memory on HBM, the total memory required for HLO temporaries (32.55G) exceeds available
+    // HBM (31.25G).").
+    .or_else(|| short_size(regex!(r"exceedsavailableHBM\((\d+(?:\.\d+)?[KMGT])\)"), s));
     figures.gpu_index = integer_of(regex!(r"deviceordinal(\d+)"), s)
         .or_else(|| integer_of(regex!(r"^\[(\d+)\]"), s))
         .or_else(|| integer_of(regex!(r"ondevice(\d+)"), s))

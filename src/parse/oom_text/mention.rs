@@ -625,6 +625,12 @@ fn class_mention(text: &str) -> Option<usize> {
                 regex!(r"(?:^|[^A-Za-z0-9_.])torch\.(?:cuda\.|xpu\.)?OutOfMemoryError:\s+tried to allocate")
                     .find(text)
             })
+            // Or TensorFlow's class for an allocation it could not make, named with what was
+            // running (`ResourceExhaustedError when running the file evaluate_sample.py`).
+            .or_else(|| {
+                regex!(r"(?:^|[^A-Za-z0-9_.])(?:tf\.errors\.|errors_impl\.)?ResourceExhaustedError\s+(?:when|while|during|in|on|at|after|with)\s")
+                    .find(text)
+            })
             // Or a heading ending with the class, another error named before it (`# Returned
             // exception: 'X' object has no attribute 'socketio' AND torch.cuda.OutOfMemoryError`).
             .or_else(|| {
@@ -697,8 +703,11 @@ fn cjk_mention(text: &str) -> Option<usize> {
             || ["显卡", "单卡", "多卡", "双卡"]
                 .iter()
                 .any(|w| text.contains(w));
-        let host =
-            regex!(r"(?i)(?:^|[^a-z])(?:cpu|ram)(?:$|[^a-z])|系统内存|主机内存").is_match(text);
+        // (Nor a line that names the GPU's memory 显存 apart: `是我的内存不够 … GTX 1080Ti
+        // 11G显存，16G内存`, the writer keeps 内存 for the host's.)
+        let host = regex!(r"(?i)(?:^|[^a-z])(?:cpu|ram)(?:$|[^a-z])|系统内存|主机内存")
+            .is_match(text)
+            || text.contains("显存");
         (card && !host).then_some(at)
     };
     // An adverb between (`3090的24GB显存会溢出呢`, would overflow; `显存直接爆了`, blew at once;

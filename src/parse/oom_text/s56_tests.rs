@@ -86,3 +86,24 @@ fn a_heading_that_ends_with_pytorchs_class_names_the_failure() {
     let message = first(text).expect("a message");
     assert!(message.is_gpu_oom, "{message:#?}");
 }
+
+#[test]
+fn ram_named_apart_from_the_gpus_memory_is_the_hosts() {
+    // 内存 beside 显存 in the same line: the writer keeps 内存 for the host's RAM.
+    let text = "是我的内存不够，实验室才入手了一台机器，GTX 1080Ti 11G显存，16G内存\n";
+    assert!(first(text).is_none_or(|message| !message.is_gpu_oom));
+    // 内存 said of a job on a named card, 显存 not named: the GPU's, as many reporters write it.
+    let card = "我在用T4单卡跑7B int4的QLoRA微调，跑不了，显示内存溢出\n";
+    assert!(first(card).is_some_and(|message| message.is_gpu_oom));
+}
+
+#[test]
+fn tensorflows_class_named_with_what_ran_is_the_failure() {
+    let text =
+        "ResourceExhaustedError when running the file evaluate_sample.py with my own video\n";
+    let message = first(text).expect("a message");
+    assert!(message.is_gpu_oom, "{message:#?}");
+    // Not the class in code that catches it.
+    let code = "except tf.errors.ResourceExhaustedError as e:\n";
+    assert!(first(code).is_none_or(|message| !message.is_gpu_oom));
+}

@@ -216,6 +216,10 @@ pub(super) const TORCH: &[FrameRule] = &[
     // checkpoint's tensors straight on the GPU.
     r("load_file", "safetensors/", W, Stage, "safetensors"),
     r("backward", "", T, Serve, "torch"),
+    // `torch.autograd.grad` (`torch/autograd/__init__.py` `grad`, 1.x–2.2: it calls the engine
+    // from its own body, so its frame is the innermost printed; 2.3+ goes through
+    // `_engine_run_backward`): gradients taken, a meta-learning inner step, a gradient penalty.
+    r("grad", "torch/autograd/__init__.py", T, Serve, "torch"),
     r("_engine_run_backward", "", T, Serve, "torch"),
     r("run_backward", "", T, Serve, "torch"),
     r("step", "/optim/", T, Serve, "torch"),

@@ -153,8 +153,9 @@ pub(super) const AUDIO_SEPARATION: &[FrameRule] = &[
     // Ultimate Vocal Remover's `demix_demucs`); Open-Unmix 1.x (`openunmix/predict.py`
     // `separate`: the separator applied to an audio file); Captum 0.4-0.8 (`captum/attr/_core/`
     // `IntegratedGradients.attribute`, `LayerIntegratedGradients.attribute`, `LRP.attribute`:
-    // attributions of a trained model on inputs, its forwards and gradients with no update). ---
+    // attributions of a trained model on inputs, its forwards and gradients with no update: a
+    // stage, so the gradients it takes below, `torch.autograd.grad`, stay its own). ---
     r("apply_model", "demucs/apply.py", I, Serve, "demucs"),
     r("separate", "openunmix/predict.py", I, Serve, "open-unmix"),
-    r("attribute", "captum/attr/", I, Serve, "captum"),
+    r("attribute", "captum/attr/", I, Stage, "captum"),
 ];

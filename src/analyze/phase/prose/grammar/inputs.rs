@@ -327,7 +327,14 @@ pub(super) fn progress_hit(
     };
     if let Some(unit) = text(index + 1) {
         let ordinal = is_ordinal(word);
+        // (Or the ordinal right after its preposition: `During 2nd step, incremental training,
+        // I am getting error like this`.)
         let the_before = index.checked_sub(1).and_then(text) == Some("the")
+            || (ordinal
+                && matches!(
+                    index.checked_sub(1).and_then(text),
+                    Some("during" | "at" | "in" | "after" | "on")
+                ))
             || (ordinal
                 && matches!(
                     index.checked_sub(1).and_then(text),
