@@ -499,23 +499,7 @@ fn chained_handler_frames(collected: &Collected, message: &OomMessage) -> Option
                 || text.contains("The above exception was the direct cause")
         })
     })?;
-    let start = collected
-        .tracebacks
-        .iter()
-        .copied()
-        .find(|start| *start > chained && *start <= chained + CHAIN_LINES)?;
-    let next = collected
-        .tracebacks
-        .iter()
-        .copied()
-        .find(|later| *later > start)
-        .unwrap_or(u64::MAX);
-    let below: Vec<Frame> = collected
-        .frames
-        .iter()
-        .filter(|frame| frame.line > start && frame.line < next && frame.line <= start + 200)
-        .cloned()
-        .collect();
+    let below = super::frames::traceback_frames_after(collected, chained, CHAIN_LINES)?;
     let verdict = read_frames(&below);
     (verdict.decided.is_some() || verdict.wrapper.is_some()).then_some(below)
 }

@@ -365,22 +365,34 @@ pub(super) fn rewrapped_cause_frames(
     if words.is_empty() || !words.ends_with(':') {
         return None;
     }
+    let below = traceback_frames_after(collected, line, 3)?;
+    read_frames(&below).decided.is_some().then_some(below)
+}
+
+/// The frames of the first traceback whose head stands within `within` lines after `line`, up
+/// to the next traceback's head (at most 200 lines of it); `None` when no head stands there.
+pub(super) fn traceback_frames_after(
+    collected: &Collected,
+    line: u64,
+    within: u64,
+) -> Option<Vec<Frame>> {
     let start = collected
         .tracebacks
         .iter()
         .copied()
-        .find(|start| *start > line && *start <= line + 3)?;
+        .find(|start| *start > line && *start <= line + within)?;
     let next = collected
         .tracebacks
         .iter()
         .copied()
         .find(|later| *later > start)
         .unwrap_or(u64::MAX);
-    let below: Vec<Frame> = collected
-        .frames
-        .iter()
-        .filter(|frame| frame.line > start && frame.line < next && frame.line <= start + 200)
-        .cloned()
-        .collect();
-    read_frames(&below).decided.is_some().then_some(below)
+    Some(
+        collected
+            .frames
+            .iter()
+            .filter(|frame| frame.line > start && frame.line < next && frame.line <= start + 200)
+            .cloned()
+            .collect(),
+    )
 }
