@@ -489,8 +489,8 @@ fn driver_frames_below(collected: &Collected, message: &OomMessage) -> Option<Ve
 }
 
 /// The frames of the traceback Python chains under a failure it was handling (see the call
-/// site), when they show a stage (a deciding frame or a wrapper's): the chaining line within a few lines of the failure's end,
-/// the traceback right after it, up to the next traceback.
+/// site), when they show a stage (a deciding frame or a wrapper's): the chaining line within a
+/// few lines of the failure's end, the traceback right after it, up to the next traceback.
 fn chained_handler_frames(collected: &Collected, message: &OomMessage) -> Option<Vec<Frame>> {
     let end = message.end_line.max(message.line);
     let chained = (end + 1..=end + CHAIN_LINES).find(|&line| {

@@ -1024,12 +1024,13 @@ fn hits(lower: &str) -> Vec<(usize, usize, Phase)> {
         if let Some(at) = found {
             // A conversion of a document (`when converting multiple pdf files`) is an app's
             // model at work on the user's input; of a data set, no stage of the model.
-            if *phase == Phase::FormatConversion && grammar::converts_a_document_after(&lower[at..])
-            {
-                if !grammar::converts_data_after(&lower[at..]) {
-                    out.push((at, at + phrase.len(), Phase::Inference));
+            if *phase == Phase::FormatConversion {
+                if let Some(instead) = grammar::converted_non_weights(&lower[at..]) {
+                    if instead != Phase::Unknown {
+                        out.push((at, at + phrase.len(), instead));
+                    }
+                    continue;
                 }
-                continue;
             }
             out.push((at, at + phrase.len(), *phase));
         }

@@ -338,33 +338,29 @@ fn is_count(word: &str) -> bool {
         )
 }
 
-/// Whether a conversion phrase (`trying to convert`, from its first word in `from`) acts on a
-/// document or data rather than on weights (`trying to convert the raw data into ogb data
-/// format`): the verb's object decides, as [`converts_a_document`] reads it.
-pub(super) fn converts_a_document_after(from: &str) -> bool {
+/// What a conversion phrase (`trying to convert`, from its first word in `from`) acts on when
+/// it is not weights, as [`converts_a_document`] reads the verb's object: a user's document an
+/// app runs its model on (`converting multiple pdf files`: inference), or a data set prepared
+/// for a job (`trying to convert the raw data into ogb data format`: no stage, `Unknown`).
+/// `None`: weights, or nothing of either kind named.
+pub(super) fn converted_non_weights(from: &str) -> Option<Phase> {
     let words = words(from);
-    words
+    let verb = words
         .iter()
-        .position(|word| word.text.starts_with("conver"))
-        .is_some_and(|index| converts_a_document(&words, index))
-}
-
-/// Whether what a conversion phrase acts on (see [`converts_a_document_after`]) is a data set
-/// (`the raw data`, `the dataset`), prepared for a job, rather than a user's document an app
-/// runs its model on (`converting multiple pdf files`).
-pub(super) fn converts_data_after(from: &str) -> bool {
-    let words = words(from);
-    let Some(verb) = words
-        .iter()
-        .position(|word| word.text.starts_with("conver"))
-    else {
-        return false;
-    };
-    words
+        .position(|word| word.text.starts_with("conver"))?;
+    if !converts_a_document(&words, verb) {
+        return None;
+    }
+    let data = words
         .iter()
         .skip(verb + 1)
         .take(4)
-        .any(|word| matches!(word.text, "data" | "dataset" | "datasets"))
+        .any(|word| matches!(word.text, "data" | "dataset" | "datasets"));
+    Some(if data {
+        Phase::Unknown
+    } else {
+        Phase::Inference
+    })
 }
 
 /// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).
