@@ -20,6 +20,7 @@ use guard::*;
 pub(super) use guard::{behaviour_told, general_case, sentence_guarded};
 use inputs::*;
 use later_run::later_run;
+pub(super) use objects::converted_non_weights;
 use objects::{converts_a_document, launches_an_app, loads_weights, memory_object};
 
 /// One word of a lowercase sentence: where it starts and ends (bytes).
@@ -336,31 +337,6 @@ fn is_count(word: &str) -> bool {
                 | "many"
                 | "couple"
         )
-}
-
-/// What a conversion phrase (`trying to convert`, from its first word in `from`) acts on when
-/// it is not weights, as [`converts_a_document`] reads the verb's object: a user's document an
-/// app runs its model on (`converting multiple pdf files`: inference), or a data set prepared
-/// for a job (`trying to convert the raw data into ogb data format`: no stage, `Unknown`).
-/// `None`: weights, or nothing of either kind named.
-pub(super) fn converted_non_weights(from: &str) -> Option<Phase> {
-    let words = words(from);
-    let verb = words
-        .iter()
-        .position(|word| word.text.starts_with("conver"))?;
-    if !converts_a_document(&words, verb) {
-        return None;
-    }
-    let data = words
-        .iter()
-        .skip(verb + 1)
-        .take(4)
-        .any(|word| matches!(word.text, "data" | "dataset" | "datasets"));
-    Some(if data {
-        Phase::Unknown
-    } else {
-        Phase::Inference
-    })
 }
 
 /// Stage hits of the grammar in one lowercase line: (byte start, byte end, phase).

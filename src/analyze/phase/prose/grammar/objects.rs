@@ -2,6 +2,7 @@
 //! `launch`, a document or weights for `convert`, the device's memory or a model's inputs.
 
 use super::Word;
+use crate::model::explain::Phase;
 
 /// What a loaded thing must not be for `load` to mean the weights: data, files, the GPU.
 const NOT_WEIGHTS: &[&str] = &[
@@ -146,6 +147,31 @@ pub(super) fn loads_weights(words: &[Word<'_>], index: usize) -> bool {
             !NOT_WEIGHTS.contains(&object.text)
                 && !matches!(object.text, "another" | "other" | "different" | "others")
         })
+}
+
+/// What a conversion phrase (`trying to convert`, from its first word in `from`) acts on when
+/// it is not weights, as [`converts_a_document`] reads the verb's object: a user's document an
+/// app runs its model on (`converting multiple pdf files`: inference), or a data set prepared
+/// for a job (`trying to convert the raw data into ogb data format`: no stage, `Unknown`).
+/// `None`: weights, or nothing of either kind named.
+pub(in crate::analyze::phase::prose) fn converted_non_weights(from: &str) -> Option<Phase> {
+    let words = super::words(from);
+    let verb = words
+        .iter()
+        .position(|word| word.text.starts_with("conver"))?;
+    if !converts_a_document(&words, verb) {
+        return None;
+    }
+    let data = words
+        .iter()
+        .skip(verb + 1)
+        .take(4)
+        .any(|word| matches!(word.text, "data" | "dataset" | "datasets"));
+    Some(if data {
+        Phase::Unknown
+    } else {
+        Phase::Inference
+    })
 }
 
 /// Whether `convert` at `index` acts on a document or a medium rather than on weights (`I try
